@@ -1,0 +1,20 @@
+/**
+ * The application router: every procedure of the service, served on /trpc and, through each
+ * procedure's `openapi` meta, on /api. Typed clients import `AppRouter`.
+ */
+import { router } from '../server/trpc/init.ts';
+import { accountsRouter } from './accounts.ts';
+import { billingRouter } from './billing.ts';
+import { keysRouter } from './keys.ts';
+import { pricingRouter } from './pricing.ts';
+import { usageRouter } from './usage.ts';
+
+export const appRouter = router({
+  pricing: pricingRouter,
+  billing: billingRouter,
+  usage: usageRouter,
+  keys: keysRouter,
+  accounts: accountsRouter,
+});
+
+export type AppRouter = typeof appRouter;

@@ -1,0 +1,21 @@
+/**
+ * Seed data: loaded on the first start of an empty database (SEED_ON_START) and by `npm run seed`.
+ * Every step is an upsert keyed by a natural key, so running it again adds nothing twice.
+ */
+import type { Db } from '../db/client.ts';
+import type { Logger } from '../server/lib/logger.ts';
+
+export interface SeedStep {
+  name: string;
+  run(db: Db): Promise<{ inserted: number; updated: number }>;
+}
+
+/** The steps, in dependency order. Each data area registers its step here. */
+export const seedSteps: SeedStep[] = [];
+
+export async function seedDatabase(db: Db, logger: Logger, steps: SeedStep[] = seedSteps) {
+  for (const step of steps) {
+    const result = await step.run(db);
+    logger.info('seeded', { step: step.name, ...result });
+  }
+}

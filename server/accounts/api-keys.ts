@@ -1,0 +1,112 @@
+/**
+ * API keys: `pipo_` + 32 random bytes in base58. Only the SHA-256 is stored; the plaintext is returned
+ * once, by createApiKey. Lookups hit the database on every request, so a revocation is seen by every
+ * instance on its very next request.
+ */
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { accounts, apiKeys } from '../../db/schema.ts';
+import { ApiError } from '../errors.ts';
+import { base58 } from '../lib/base58.ts';
+import { newId } from '../lib/ids.ts';
+
+export const API_KEY_PREFIX = 'pipo_';
+const API_KEY_SHAPE = /^pipo_[1-9A-HJ-NP-Za-km-z]{40,46}$/;
+/** lastUsed is written at most once a minute per key, so a busy key does not write on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function hashApiKey(key: string): string {
+  return new Bun.CryptoHasher('sha256').update(key).digest('hex');
+}
+
+export function maskApiKey(prefix: string, last4: string): string {
+  return `${prefix}…${last4}`;
+}
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  maskedKey: string;
+  createdAt: Date;
+  lastUsed: Date | null;
+  status: 'active' | 'revoked';
+}
+
+export async function createApiKey(db: Db, input: { accountId: string; name: string }) {
+  const key = API_KEY_PREFIX + base58(crypto.getRandomValues(new Uint8Array(32)));
+  const row = {
+    id: newId('key'),
+    accountId: input.accountId,
+    name: input.name,
+    keyHash: hashApiKey(key),
+    keyPrefix: key.slice(0, 9),
+    keyLast4: key.slice(-4),
+  };
+  const [created] = await db.insert(apiKeys).values(row).returning({ createdAt: apiKeys.createdAt });
+  return { id: row.id, name: row.name, key, maskedKey: maskApiKey(row.keyPrefix, row.keyLast4), createdAt: created!.createdAt };
+}
+
+export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView[]> {
+  const rows = await db
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      keyPrefix: apiKeys.keyPrefix,
+      keyLast4: apiKeys.keyLast4,
+      createdAt: apiKeys.createdAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .where(eq(apiKeys.accountId, accountId))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    maskedKey: maskApiKey(r.keyPrefix, r.keyLast4),
+    createdAt: r.createdAt,
+    lastUsed: r.lastUsedAt,
+    status: r.revokedAt ? 'revoked' : 'active',
+  }));
+}
+
+/** Permanent. Revoking an unknown, foreign or already revoked key is NOT_FOUND. */
+export async function revokeApiKey(db: Db, input: { accountId: string; keyId: string }) {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, input.keyId), eq(apiKeys.accountId, input.accountId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id, revokedAt: apiKeys.revokedAt });
+  if (!row) throw new ApiError('NOT_FOUND', `No active API key ${input.keyId}`);
+  return { id: row.id, revokedAt: row.revokedAt! };
+}
+
+export interface KeyPrincipal {
+  apiKeyId: string;
+  accountId: string;
+  /** The account's own standard rate, or null for the server default. */
+  costPerRequestMicros: number | null;
+}
+
+/** Resolves a presented key to its account; throws UNAUTHORIZED for anything else. */
+export async function authenticateApiKey(db: Db, presented: string): Promise<KeyPrincipal> {
+  if (!API_KEY_SHAPE.test(presented)) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+  const [row] = await db
+    .select({
+      apiKeyId: apiKeys.id,
+      accountId: apiKeys.accountId,
+      revokedAt: apiKeys.revokedAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      costPerRequestMicros: accounts.costPerRequestMicros,
+    })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .where(eq(apiKeys.keyHash, hashApiKey(presented)))
+    .limit(1);
+  if (!row) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+  if (row.revokedAt) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.apiKeyId));
+  }
+  return { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.costPerRequestMicros };
+}

@@ -1,0 +1,175 @@
+/**
+ * The HTTP application: one Elysia app serving
+ *   /api/*         REST, mapped onto the tRPC procedures (http/rest-bridge.ts)
+ *   /trpc/*        tRPC for typed clients (http/trpc-endpoint.ts)
+ *   /openapi.json  OpenAPI 3.1, generated once here
+ *   /docs          the interactive reference (http/docs/)
+ *   /healthz, /readyz
+ * `handle` wraps Elysia with what every request gets: a request id, CORS, the X-Request-Id and cost
+ * headers, JSON errors for unknown paths, and one JSON log line.
+ */
+import { Elysia } from 'elysia';
+import { appRouter } from '../routers/index.ts';
+import { errorResponse, toPublicError, ApiError, type PublicError } from './errors.ts';
+import { createCorsPolicy } from './http/cors.ts';
+import { docsAssets } from './http/docs/assets.ts';
+import { buildOpenApiDocument } from './http/openapi.ts';
+import { REST_PREFIX, createRestBridge } from './http/rest-bridge.ts';
+import { TRPC_PREFIX, createTrpcEndpoint } from './http/trpc-endpoint.ts';
+import { newId } from './lib/ids.ts';
+import { formatUsd } from './lib/money.ts';
+import type { Services } from './services.ts';
+import { createRequestContext, type RequestContext } from './trpc/context.ts';
+
+/** What the outer wrapper knows about a request before Elysia routes it. */
+interface RequestScope {
+  requestId: string;
+  clientIp: string;
+  url: URL;
+  logFields: RequestContext['logFields'];
+  /** Set by the /api and /trpc handlers for the cost header and the error log. */
+  ctx?: RequestContext;
+  failures: Array<{ body: PublicError; cause: unknown }>;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+export interface HandleOptions {
+  /** The socket peer address, from Bun's server.requestIP. */
+  clientIp?: string;
+}
+
+export function createApp(services: Services) {
+  const { config, logger } = services;
+  const scopes = new WeakMap<Request, RequestScope>();
+  const rest = createRestBridge(appRouter);
+  const trpc = createTrpcEndpoint(appRouter);
+  const openApiDocument = buildOpenApiDocument(appRouter, rest.table);
+  const openApiJson = JSON.stringify(openApiDocument);
+  const cors = createCorsPolicy(config.corsOrigins);
+
+  const scopeOf = (request: Request) => scopes.get(request)!;
+  const contextFor = (request: Request, transport: RequestContext['transport']) => {
+    const scope = scopeOf(request);
+    scope.ctx = createRequestContext(services, { transport, request, url: scope.url, clientIp: scope.clientIp, requestId: scope.requestId }, scope.logFields);
+    return scope.ctx;
+  };
+
+  const elysia = new Elysia()
+    .get('/healthz', () => Response.json({ status: 'ok' }))
+    .get('/readyz', async () => {
+      try {
+        await services.database.ping();
+        return Response.json({ status: 'ready', database: 'ok' });
+      } catch {
+        return Response.json({ status: 'unavailable', database: 'unreachable' }, { status: 503 });
+      }
+    })
+    .get('/openapi.json', () => new Response(openApiJson, { headers: { 'content-type': 'application/json' } }))
+    .get('/docs', () => docsAssets.page())
+    .get('/docs/:asset', ({ params }) => docsAssets.asset(params.asset))
+    .all(
+      `${REST_PREFIX}/*`,
+      async ({ request }) => {
+        const ctx = contextFor(request, 'rest');
+        const outcome = await rest.handle(request, ctx, config.maxBodyBytes);
+        if (outcome.error) scopeOf(request).failures.push(outcome.error);
+        return outcome.response;
+      },
+      { parse: 'none' },
+    )
+    .all(
+      `${TRPC_PREFIX}/*`,
+      async ({ request }) => {
+        const { response, failures } = await trpc(request, contextFor(request, 'trpc'));
+        scopeOf(request).failures.push(...failures);
+        return response;
+      },
+      { parse: 'none' },
+    )
+    .onError(({ code, error, request }) => {
+      const scope = scopes.get(request);
+      const requestId = scope?.requestId ?? 'unknown';
+      const cause = code === 'NOT_FOUND' ? new ApiError('NOT_FOUND', `No route ${request.method} ${new URL(request.url).pathname}`) : error;
+      const body = toPublicError(cause, requestId);
+      if (body.status >= 500) scope?.failures.push({ body, cause });
+      return errorResponse(body);
+    });
+
+  function clientIpOf(request: Request, peer: string | undefined): string {
+    if (config.trustProxy) {
+      const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
+      if (forwarded) return forwarded;
+    }
+    return peer ?? 'unknown';
+  }
+
+  async function handle(request: Request, options: HandleOptions = {}): Promise<Response> {
+    const started = performance.now();
+    const presentedId = request.headers.get('x-request-id');
+    const url = new URL(request.url);
+    const scope: RequestScope = {
+      requestId: presentedId && REQUEST_ID.test(presentedId) ? presentedId : newId('req'),
+      clientIp: clientIpOf(request, options.clientIp),
+      url,
+      logFields: {},
+      failures: [],
+    };
+    scopes.set(request, scope);
+
+    let response: Response;
+    const verdict = cors(request, url);
+    if (verdict.kind === 'forbidden') {
+      response = errorResponse({ code: 'FORBIDDEN_ORIGIN', message: `Origin ${verdict.origin} is not allowed`, status: 403, requestId: scope.requestId });
+    } else if (verdict.kind === 'preflight') {
+      response = new Response(null, { status: 204, headers: verdict.headers });
+    } else {
+      try {
+        response = await elysia.handle(request);
+      } catch (cause) {
+        const body = toPublicError(cause, scope.requestId);
+        scope.failures.push({ body, cause });
+        response = errorResponse(body);
+      }
+      response = withHeaders(response, scope, verdict.kind === 'allowed' ? verdict.headers : undefined);
+    }
+    response.headers.set('X-Request-Id', scope.requestId);
+
+    for (const failure of scope.failures) {
+      if (failure.body.status >= 500) {
+        logger.error('request failed', { requestId: scope.requestId, code: failure.body.code, error: describe(failure.cause) });
+      }
+    }
+    logger.info('request', {
+      method: request.method,
+      path: url.pathname,
+      status: response.status,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      requestId: scope.requestId,
+      accountId: scope.logFields.accountId ?? null,
+    });
+    return response;
+  }
+
+  return { handle, elysia, openApiDocument, routes: rest.table.routes };
+}
+
+export type App = ReturnType<typeof createApp>;
+
+function withHeaders(response: Response, scope: RequestScope, corsHeaders: Headers | undefined): Response {
+  // Responses built by adapters may have immutable headers; copy once into a mutable response.
+  const headers = new Headers(response.headers);
+  scope.ctx?.resHeaders.forEach((value, name) => headers.set(name, value));
+  if (scope.ctx?.billing.billable) headers.set('X-Request-Cost-USD', formatUsd(scope.ctx.billing.chargedMicros));
+  corsHeaders?.forEach((value, name) => headers.set(name, value));
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/** Error detail for the log: name, message and the top of the stack, never request data. */
+function describe(error: unknown): string {
+  const chain: string[] = [];
+  for (let e: any = error, depth = 0; e && depth < 4; e = e.cause, depth++) {
+    chain.push(`${e.name ?? 'Error'}: ${e.message ?? String(e)}${e.stack ? `\n${String(e.stack).split('\n').slice(1, 4).join('\n')}` : ''}`);
+  }
+  return chain.join('\ncaused by ');
+}

@@ -1,0 +1,167 @@
+/**
+ * Configuration: every environment variable the service reads, parsed once at start with zod.
+ * A bad value stops the server with a message naming the variable. `.env.example` mirrors this file.
+ */
+import { z } from 'zod';
+import { parseUsd } from './lib/money.ts';
+
+const csv = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+const boolean = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes'].includes(v)));
+
+const int = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const n = /^\d+$/.test(v) ? Number(v) : NaN;
+      if (!(n >= min && n <= max)) {
+        ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const rate = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const n = /^\d+(\.\d+)?$/.test(v) ? Number(v) : NaN;
+      if (!(n > 0 && n <= 1_000_000)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a positive number of requests per second' });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const origin = z.string().refine((o) => {
+  try {
+    const u = new URL(o);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o;
+  } catch {
+    return false;
+  }
+}, 'must be an origin such as https://app.example.com (scheme and host, no path, no trailing slash)');
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: int(3000, 0, 65535),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave unset for the embedded database)')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  DATABASE_POOL_SIZE: int(10, 1, 200),
+  DASHBOARD_KEYS: z
+    .string()
+    .optional()
+    .transform(csv)
+    .pipe(z.array(z.string().min(32, 'each dashboard key must be at least 32 characters'))),
+  TRADING_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
+    .optional(),
+  COST_PER_REQUEST_USD: z
+    .string()
+    .default('0.002')
+    .transform((v, ctx) => {
+      const micros = parseUsd(v);
+      if (micros === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be a decimal USD amount with at most 6 decimals, e.g. 0.002' });
+        return z.NEVER;
+      }
+      return micros;
+    }),
+  CORS_ORIGINS: z.string().optional().transform(csv).pipe(z.array(origin)),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  RATE_LIMIT_KEY_RPS: rate(50),
+  RATE_LIMIT_KEY_BURST: int(100, 1, 1_000_000),
+  RATE_LIMIT_TRADE_RPS: rate(10),
+  RATE_LIMIT_TRADE_BURST: int(20, 1, 1_000_000),
+  RATE_LIMIT_IP_RPS: rate(20),
+  RATE_LIMIT_IP_BURST: int(40, 1, 1_000_000),
+  TRUST_PROXY: boolean(false),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  SEED_ON_START: boolean(true),
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
+  MAX_BODY_BYTES: int(1_048_576, 1024, 100 * 1_048_576),
+});
+
+export type Env = z.input<typeof envSchema>;
+
+export interface RateRule {
+  rps: number;
+  burst: number;
+}
+
+export interface Config {
+  nodeEnv: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  database: { kind: 'postgres'; url: string; poolSize: number } | { kind: 'pglite'; dataDir: string };
+  dashboardKeys: string[];
+  tradingEncryptionKey?: string;
+  costPerRequestMicros: number;
+  corsOrigins: string[];
+  redisUrl?: string;
+  rateLimits: { key: RateRule; trade: RateRule; ip: RateRule };
+  trustProxy: boolean;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  seedOnStart: boolean;
+  shutdownTimeoutMs: number;
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; throws ConfigError listing every bad variable by name. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${String(i.path[0])}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE }
+      : { kind: 'pglite', dataDir: e.DATA_DIR },
+    dashboardKeys: e.DASHBOARD_KEYS,
+    tradingEncryptionKey: e.TRADING_ENCRYPTION_KEY?.toLowerCase(),
+    costPerRequestMicros: e.COST_PER_REQUEST_USD,
+    corsOrigins: e.CORS_ORIGINS,
+    redisUrl: e.REDIS_URL,
+    rateLimits: {
+      key: { rps: e.RATE_LIMIT_KEY_RPS, burst: e.RATE_LIMIT_KEY_BURST },
+      trade: { rps: e.RATE_LIMIT_TRADE_RPS, burst: e.RATE_LIMIT_TRADE_BURST },
+      ip: { rps: e.RATE_LIMIT_IP_RPS, burst: e.RATE_LIMIT_IP_BURST },
+    },
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    seedOnStart: e.SEED_ON_START,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * CORS (decisions §3): only origins listed in CORS_ORIGINS (or the service's own origin, for the /docs
+ * page) may call from a browser. A foreign Origin, on a request or a preflight, gets 403
+ * FORBIDDEN_ORIGIN. Requests without Origin (servers, curl) are not affected.
+ */
+export const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'X-Request-Cost-USD',
+  'Retry-After',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Idempotent-Replayed',
+].join(', ');
+
+const ALLOWED_HEADERS = ['content-type', 'x-api-key', 'x-user-id', 'x-account-id', 'x-request-id', 'idempotency-key'].join(', ');
+const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
+
+export type CorsVerdict =
+  | { kind: 'no-origin' }
+  | { kind: 'forbidden'; origin: string }
+  | { kind: 'preflight'; headers: Headers }
+  | { kind: 'allowed'; headers: Headers };
+
+export function createCorsPolicy(allowedOrigins: string[]) {
+  const allowed = new Set(allowedOrigins);
+
+  return function check(request: Request, url: URL): CorsVerdict {
+    const origin = request.headers.get('origin');
+    if (origin === null) return { kind: 'no-origin' };
+    if (!allowed.has(origin) && origin !== url.origin) return { kind: 'forbidden', origin };
+    const headers = new Headers({ 'Access-Control-Allow-Origin': origin, Vary: 'Origin' });
+    if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) {
+      headers.set('Access-Control-Allow-Methods', ALLOWED_METHODS);
+      headers.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+      headers.set('Access-Control-Max-Age', '600');
+      return { kind: 'preflight', headers };
+    }
+    headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    return { kind: 'allowed', headers };
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * /openapi.json: trpc-to-openapi generates paths, parameters and schemas from the procedures; this
+ * module then states what the generator cannot know, from each route's `access` and `billing` meta:
+ * the auth schemes and headers, our single error body, and the response headers. Built once at start.
+ */
+import type { AnyTRPCRouter } from '@trpc/server';
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import pkg from '../../package.json' with { type: 'json' };
+import { ERROR_STATUS } from '../errors.ts';
+import type { Access } from '../trpc/init.ts';
+import type { Route, RouteTable } from './route-table.ts';
+
+const TAGS = [
+  { name: 'Account and billing', description: 'Pricing, billing summary and usage records of the calling account.' },
+  { name: 'API keys (dashboard)', description: 'Key management with a server-configured dashboard key and x-account-id.' },
+  { name: 'Accounts (dashboard)', description: 'Funding and per-account rates, with a dashboard key and x-account-id.' },
+];
+
+const DESCRIPTION = `Pre-IPO trading, market data and private-company data.
+
+Authentication: send your API key in the \`x-api-key\` header (or the \`apiKey\` query parameter).
+Trading routes also need \`x-user-id\`. Key-management routes need a dashboard key and \`x-account-id\`.
+
+Billing: billed routes debit the account's prepaid balance per request and report the charge in
+\`X-Request-Cost-USD\`; failed requests cost nothing. Every response carries \`X-Request-Id\`.
+
+Errors: every error is \`{code, message, status, requestId}\`. Besides the statuses listed per route,
+any route may answer 405 METHOD_NOT_ALLOWED (with \`Allow\`), 413 PAYLOAD_TOO_LARGE,
+415 UNSUPPORTED_MEDIA_TYPE, 403 FORBIDDEN_ORIGIN (browser origins not in CORS_ORIGINS) and
+503 SERVICE_UNAVAILABLE (database unreachable; retry).`;
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors)',
+  401: 'Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED)',
+  402: 'Balance below the cost of this request (INSUFFICIENT_BALANCE)',
+  403: 'Forbidden (INVALID_CREDENTIALS)',
+  404: 'Not found (NOT_FOUND)',
+  409: 'Conflict (IDEMPOTENCY_IN_PROGRESS)',
+  422: 'Rejected (ORDER_REJECTED, IDEMPOTENCY_MISMATCH)',
+  429: 'Rate limited (RATE_LIMITED); see Retry-After',
+  500: 'Unexpected error (INTERNAL_ERROR); quote X-Request-Id',
+  503: 'A dependency is unavailable (SERVICE_UNAVAILABLE, VENUE_UNAVAILABLE); retry',
+};
+
+const BASE_ERRORS: Record<Access, number[]> = {
+  public: [400, 429, 500],
+  key: [400, 401, 402, 429, 500],
+  user: [400, 401, 402, 429, 500],
+  dashboard: [400, 401, 429, 500],
+};
+
+const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
+  public: [],
+  key: [{ ApiKey: [] }, { ApiKeyQuery: [] }],
+  user: [{ ApiKey: [] }, { ApiKeyQuery: [] }],
+  dashboard: [{ DashboardKey: [] }],
+};
+
+const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
+
+function headerParameter(name: string, required: boolean, description: string) {
+  return { in: 'header', name, required, description, schema: { type: 'string', minLength: 1, maxLength: 128 } };
+}
+
+export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable): OpenAPIObject {
+  const doc = generateOpenApiDocument(router, {
+    title: 'Pre-IPO API',
+    version: pkg.version,
+    description: DESCRIPTION,
+    baseUrl: '/api',
+    tags: TAGS.map((t) => t.name),
+  });
+  doc.tags = TAGS;
+  doc.components ??= {};
+  doc.components.securitySchemes = {
+    ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (pipo_…)' },
+    ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey', description: 'The same API key as a query parameter' },
+    DashboardKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A server-configured dashboard key' },
+  };
+  const schemas = Object.fromEntries(Object.entries(doc.components.schemas ?? {}).filter(([name]) => !name.startsWith('error.')));
+  schemas.ApiError = {
+    type: 'object',
+    required: ['code', 'message', 'status', 'requestId'],
+    additionalProperties: false,
+    properties: {
+      code: { type: 'string', enum: Object.keys(ERROR_STATUS), example: 'BAD_REQUEST' },
+      message: { type: 'string', example: 'limit: Too big: expected number to be <=10000' },
+      status: { type: 'integer', example: 400 },
+      requestId: { type: 'string', example: 'req_3mJr7AoUXx2Wqd' },
+    },
+  };
+  doc.components.schemas = schemas;
+  doc.components.headers = {
+    'X-Request-Id': header('Request identifier: yours from x-request-id, or generated'),
+    'X-Request-Cost-USD': header('What this request was charged, in USD (0 when it failed)', { type: 'string', example: '0.002' }),
+    'RateLimit-Limit': header('Capacity of your token bucket', { type: 'integer' }),
+    'RateLimit-Remaining': header('Requests left in the bucket', { type: 'integer' }),
+    'RateLimit-Reset': header('Seconds until the bucket is full', { type: 'integer' }),
+    'Retry-After': header('Seconds to wait before retrying', { type: 'integer' }),
+  };
+  for (const route of table.routes) describeOperation(doc, route);
+  return doc;
+}
+
+function describeOperation(doc: OpenAPIObject, route: Route) {
+  const operation = doc.paths?.[route.template]?.[route.method.toLowerCase() as 'get'];
+  if (!operation) throw new Error(`OpenAPI document lacks ${route.method} ${route.template}`);
+  const access = route.meta.access ?? 'public';
+  operation.security = SECURITY[access];
+  operation.parameters = [
+    ...(operation.parameters ?? []),
+    ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user')] : []),
+    ...(access === 'dashboard' ? [headerParameter('x-account-id', true, 'The account this dashboard request manages (created on first use)')] : []),
+    headerParameter('x-request-id', false, 'Your request id, echoed back as X-Request-Id (1-128 printable characters)'),
+  ];
+
+  const success = operation.responses['200'];
+  const headers: Record<string, { $ref: string }> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  if (route.meta.billing) headers['X-Request-Cost-USD'] = { $ref: '#/components/headers/X-Request-Cost-USD' };
+  for (const h of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) headers[h] = { $ref: `#/components/headers/${h}` };
+  const responses: Record<string, unknown> = { [String(route.meta.successStatus ?? 200)]: { ...success, headers } };
+
+  const declared = route.meta.openapi?.errorResponses;
+  const extra = Array.isArray(declared) ? declared : Object.keys(declared ?? {}).map(Number);
+  const statuses = [...new Set([...BASE_ERRORS[access], ...extra])].sort();
+  for (const status of statuses) {
+    responses[String(status)] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+      headers: {
+        'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+        ...(route.meta.billing ? { 'X-Request-Cost-USD': { $ref: '#/components/headers/X-Request-Cost-USD' } } : {}),
+        ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+      },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiError' } } },
+    };
+  }
+  operation.responses = responses as typeof operation.responses;
+}

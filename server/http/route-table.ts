@@ -1,0 +1,111 @@
+/**
+ * The REST route table, built once from the tRPC router's `openapi` meta (the same meta that
+ * trpc-to-openapi turns into the OpenAPI document, so paths have one source).
+ *
+ * Matching is by specificity, not declaration order: at the first segment where two templates differ,
+ * a literal beats a `{param}`. So `/private-companies/search` can never be captured by `/{id}`.
+ */
+import type { AnyTRPCRouter } from '@trpc/server';
+import { forEachOpenApiProcedure, normalizePath } from 'trpc-to-openapi';
+import type { RouteMeta } from '../trpc/init.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface Route {
+  method: HttpMethod;
+  /** The documented template, e.g. `/keys/{id}` (relative to /api). */
+  template: string;
+  /** Dotted tRPC path, e.g. `keys.revoke`. */
+  procedurePath: string;
+  type: 'query' | 'mutation';
+  meta: RouteMeta;
+  segments: Array<{ literal: string } | { param: string }>;
+}
+
+export interface RouteMatch {
+  route: Route;
+  params: Record<string, string>;
+}
+
+function parseTemplate(template: string): Route['segments'] {
+  return template
+    .split('/')
+    .filter(Boolean)
+    .map((s) => {
+      const param = /^\{(.+)\}$/.exec(s)?.[1];
+      return param ? { param } : { literal: s };
+    });
+}
+
+/** Negative when `a` is more specific than `b` (only same-length templates can overlap). */
+function bySpecificity(a: Route, b: Route): number {
+  if (a.segments.length !== b.segments.length) return a.segments.length - b.segments.length;
+  for (let i = 0; i < a.segments.length; i++) {
+    const aLiteral = 'literal' in a.segments[i]!;
+    const bLiteral = 'literal' in b.segments[i]!;
+    if (aLiteral !== bLiteral) return aLiteral ? -1 : 1;
+  }
+  return 0;
+}
+
+export class RouteTable {
+  readonly routes: Route[] = [];
+
+  constructor(router: AnyTRPCRouter) {
+    forEachOpenApiProcedure<RouteMeta>(router._def.procedures, ({ path, type, meta }) => {
+      if (type === 'subscription' || !meta.openapi) return;
+      const template = normalizePath(meta.openapi.path);
+      this.routes.push({
+        method: meta.openapi.method,
+        template,
+        procedurePath: path,
+        type,
+        meta,
+        segments: parseTemplate(template),
+      });
+    });
+    this.routes.sort(bySpecificity);
+    this.assertNoAmbiguity();
+  }
+
+  /** Matches a path (relative to /api, not yet decoded) for one method. */
+  match(method: string, path: string): RouteMatch | undefined {
+    const parts = path.split('/').filter(Boolean);
+    for (const route of this.routes) {
+      if (route.method !== method || route.segments.length !== parts.length) continue;
+      const params = matchSegments(route, parts);
+      if (params) return { route, params };
+    }
+    return undefined;
+  }
+
+  /** Methods that some route accepts at this path (for 405 and the Allow header). */
+  allowedMethods(path: string): HttpMethod[] {
+    const parts = path.split('/').filter(Boolean);
+    const methods = this.routes.filter((r) => r.segments.length === parts.length && matchSegments(r, parts)).map((r) => r.method);
+    return [...new Set(methods)];
+  }
+
+  private assertNoAmbiguity() {
+    const seen = new Map<string, string>();
+    for (const r of this.routes) {
+      const shape = `${r.method} ${r.segments.map((s) => ('literal' in s ? s.literal : '{}')).join('/')}`;
+      const other = seen.get(shape);
+      if (other) throw new Error(`Routes ${other} and ${r.procedurePath} both answer ${r.method} ${r.template}`);
+      seen.set(shape, r.procedurePath);
+    }
+  }
+}
+
+function matchSegments(route: Route, parts: string[]): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const segment = route.segments[i]!;
+    if ('literal' in segment) {
+      if (segment.literal !== parts[i]) return undefined;
+    } else {
+      params[segment.param] = parts[i]!;
+    }
+  }
+  return params;
+}

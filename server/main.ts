@@ -1,0 +1,48 @@
+/**
+ * The server process: configuration → database (migrated, seeded) → HTTP on PORT.
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_MS), close
+ * the database, exit.
+ */
+import { createApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { closeServices, openServices } from './start.ts';
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(78); // EX_CONFIG
+}
+
+const services = await openServices(config);
+const app = createApp(services);
+const server = Bun.serve({
+  port: config.port,
+  hostname: config.host,
+  maxRequestBodySize: config.maxBodyBytes,
+  fetch: (request, srv) => app.handle(request, { clientIp: srv.requestIP(request)?.address }),
+});
+services.logger.info('listening', {
+  url: `http://${config.host}:${server.port}`,
+  database: config.database.kind,
+  rateLimiter: config.redisUrl ? 'redis' : 'memory',
+  nodeEnv: config.nodeEnv,
+});
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  services.logger.info('shutting down', { signal });
+  const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
+  // stop(false): close the listener now, resolve once in-flight requests have finished.
+  await Promise.race([server.stop(false), deadline]);
+  await server.stop(true);
+  await closeServices(services);
+  services.logger.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,47 @@
+/**
+ * The per-request context, built once per HTTP request by the transport (REST bridge or /trpc) and
+ * shared by every procedure call of that request (a tRPC batch is one request).
+ */
+import type { Services } from '../services.ts';
+
+export interface RequestContext {
+  services: Services;
+  transport: 'rest' | 'trpc';
+  method: string;
+  /** The URL path, without the query string. */
+  path: string;
+  headers: Headers;
+  query: URLSearchParams;
+  clientIp: string;
+  requestId: string;
+  /** Headers any middleware or procedure adds to the response (RateLimit-*, Retry-After, …). */
+  resHeaders: Headers;
+  /** What this request was billed; `billable` is set by billed procedures even when they fail. */
+  billing: { billable: boolean; chargedMicros: number };
+  /** Fields for the request log line, filled in as the request is understood. */
+  logFields: { accountId?: string };
+}
+
+export interface RequestInfo {
+  transport: RequestContext['transport'];
+  request: Request;
+  url: URL;
+  clientIp: string;
+  requestId: string;
+}
+
+export function createRequestContext(services: Services, info: RequestInfo, logFields: RequestContext['logFields']): RequestContext {
+  return {
+    services,
+    transport: info.transport,
+    method: info.request.method,
+    path: info.url.pathname,
+    headers: info.request.headers,
+    query: info.url.searchParams,
+    clientIp: info.clientIp,
+    requestId: info.requestId,
+    resHeaders: new Headers(),
+    billing: { billable: false, chargedMicros: 0 },
+    logFields,
+  };
+}

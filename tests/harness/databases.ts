@@ -1,0 +1,81 @@
+/**
+ * A fresh, migrated database per test file, on whichever engine this run targets:
+ *  - TEST_DATABASE_URL=postgres://… → a new PostgreSQL database cloned (CREATE DATABASE … TEMPLATE)
+ *    from one migrated template made once per test process, dropped when the file closes it;
+ *  - otherwise PGlite, cloned from one migrated in-memory template (≈0.3 s instead of a 2.3 s cold start).
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import postgres from 'postgres';
+import { openDatabase, type Database } from '../../db/client.ts';
+
+export const testDatabaseUrl = process.env.TEST_DATABASE_URL || undefined;
+export const engine: 'postgres' | 'pglite' = testDatabaseUrl ? 'postgres' : 'pglite';
+
+const runTag = `${process.pid}_${Date.now().toString(36)}`;
+let pgliteTemplate: Promise<PGlite> | undefined;
+let postgresTemplate: Promise<string> | undefined;
+let counter = 0;
+
+function urlFor(database: string): string {
+  const url = new URL(testDatabaseUrl!);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function admin<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+  const sql = postgres(testDatabaseUrl!, { max: 1, onnotice: () => {} });
+  try {
+    return await fn(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
+async function makePostgresTemplate(): Promise<string> {
+  const name = `pipo_tpl_${runTag}`;
+  await admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`));
+  const db = await openDatabase({ kind: 'postgres', url: urlFor(name), poolSize: 1 });
+  await db.migrate();
+  await db.close();
+  return name;
+}
+
+export interface TestDatabase extends Database {
+  /** Connection string of this test database (PostgreSQL only), for a second app instance. */
+  url?: string;
+}
+
+export async function freshDatabase(): Promise<TestDatabase> {
+  if (testDatabaseUrl) {
+    postgresTemplate ??= makePostgresTemplate();
+    const template = await postgresTemplate;
+    const name = `pipo_t_${runTag}_${++counter}`;
+    await admin((sql) => sql.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+    const url = urlFor(name);
+    const database = await openDatabase({ kind: 'postgres', url, poolSize: 10 });
+    return {
+      ...database,
+      url,
+      close: async () => {
+        await database.close();
+        await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      },
+    };
+  }
+  pgliteTemplate ??= (async () => {
+    const template = new PGlite({ extensions: { pg_trgm } });
+    const db = await openDatabase({ kind: 'pglite', client: template });
+    await db.migrate();
+    return template;
+  })();
+  const client = await (await pgliteTemplate).clone();
+  return openDatabase({ kind: 'pglite', client });
+}
+
+/** Drops the per-process PostgreSQL template; called once after all tests (tests/harness/preload.ts). */
+export async function dropTemplates() {
+  if (!postgresTemplate) return;
+  const name = await postgresTemplate;
+  await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}

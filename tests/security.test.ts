@@ -1,0 +1,115 @@
+/**
+ * Security rules, run on every route of the router (the table comes from the router itself, so a
+ * new route is covered without touching this file), over both /api and /trpc.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { appRouter } from '../routers/index.ts';
+import { revokeApiKey } from '../server/accounts/api-keys.ts';
+import { RouteTable } from '../server/http/route-table.ts';
+import { createTestApp, DASHBOARD_KEY, type TestApp } from './harness/app.ts';
+import { fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';
+import { publicError, restRequest, trpcRequest } from './harness/routes.ts';
+
+let t: TestApp;
+let live: FundedAccount;
+let revoked: FundedAccount;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  live = await fundedAccount(t);
+  revoked = await fundedAccount(t);
+  await revokeApiKey(t.database.db, { accountId: revoked.accountId, keyId: revoked.apiKeyId });
+});
+afterAll(() => t.close());
+
+/** Known at load time, so a rule with no route to apply to shows as skipped, never as a silent pass. */
+const routes = new RouteTable(appRouter).routes;
+const hasAccess = (access: string) => routes.some((r) => r.meta.access === access);
+
+const transports = [
+  { name: 'rest', build: restRequest },
+  { name: 'trpc', build: trpcRequest },
+] as const;
+
+function expectShape(body: any, status: number, code: string) {
+  expect(Object.keys(body).sort()).toEqual(['code', 'message', 'requestId', 'status']);
+  expect(body).toMatchObject({ code, status });
+  expect(body.message.length).toBeGreaterThan(0);
+}
+
+describe('every route', () => {
+  test('the app serves exactly the router\'s routes', () => {
+    expect(t.app.routes.map((r) => r.procedurePath)).toEqual(routes.map((r) => r.procedurePath));
+    expect(routes.length).toBeGreaterThan(0);
+  });
+
+  for (const transport of transports) {
+    describe(`over ${transport.name}`, () => {
+      test('protected routes refuse a missing, malformed, unknown or revoked key with 401', async () => {
+        const userId = newUserId();
+        for (const route of t.app.routes.filter((r) => r.meta.access !== 'public')) {
+          for (const key of [undefined, 'not-a-key', 'pipo_' + '1'.repeat(44), revoked.apiKey]) {
+            const headers: Record<string, string> = { 'x-user-id': userId, 'x-account-id': 'acct-x' };
+            if (key) headers['x-api-key'] = key;
+            const res = await t.app.handle(transport.build(route, headers));
+            const body = await publicError(res, transport.name);
+            expect(`${route.procedurePath} ${key} → ${res.status}`).toBe(`${route.procedurePath} ${key} → 401`);
+            expectShape(body, 401, 'UNAUTHORIZED');
+            expect(res.headers.get('x-request-id')).toBe(body.requestId);
+          }
+        }
+      });
+
+      test('a dashboard key is refused on key routes and an API key on dashboard routes', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.access !== 'public')) {
+          const wrongKey = route.meta.access === 'dashboard' ? live.apiKey : DASHBOARD_KEY;
+          const res = await t.app.handle(transport.build(route, { 'x-api-key': wrongKey, 'x-user-id': newUserId(), 'x-account-id': live.accountId }));
+          expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 401`);
+          expectShape(await publicError(res, transport.name), 401, 'UNAUTHORIZED');
+        }
+      });
+
+      test.skipIf(!hasAccess('user'))('user routes need a well-formed x-user-id (400)', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.access === 'user')) {
+          for (const userId of [undefined, '', 'has space', 'x'.repeat(129)]) {
+            const headers: Record<string, string> = { 'x-api-key': live.apiKey };
+            if (userId !== undefined) headers['x-user-id'] = userId;
+            const res = await t.app.handle(transport.build(route, headers));
+            expect(res.status).toBe(400);
+            const body = await publicError(res, transport.name);
+            expectShape(body, 400, 'BAD_REQUEST');
+            expect(body.message).toContain('x-user-id');
+          }
+        }
+      });
+
+      test.skipIf(!hasAccess('dashboard'))('dashboard routes need a well-formed x-account-id (400)', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.access === 'dashboard')) {
+          for (const accountId of [undefined, 'bad id!', 'a'.repeat(129)]) {
+            const headers: Record<string, string> = { 'x-api-key': DASHBOARD_KEY };
+            if (accountId !== undefined) headers['x-account-id'] = accountId;
+            const res = await t.app.handle(transport.build(route, headers));
+            expect(res.status).toBe(400);
+            expectShape(await publicError(res, transport.name), 400, 'BAD_REQUEST');
+          }
+        }
+      });
+
+      test('failed auth on a billed route charges nothing and says so', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.billing)) {
+          const res = await t.app.handle(transport.build(route, { 'x-api-key': revoked.apiKey }));
+          expect(res.status).toBe(401);
+          expect(res.headers.get('x-request-cost-usd')).toBe('0');
+        }
+      });
+    });
+  }
+
+  test('the key is also accepted as ?apiKey=, and the header wins over it', async () => {
+    const billed = t.app.routes.find((r) => r.meta.access === 'key')!;
+    const viaQuery = await t.request(`/api${billed.template}?apiKey=${live.apiKey}`);
+    expect(viaQuery.status).toBe(200);
+    const headerWins = await t.request(`/api${billed.template}?apiKey=${live.apiKey}`, { headers: { 'x-api-key': revoked.apiKey } });
+    expect(headerWins.status).toBe(401);
+  });
+});
