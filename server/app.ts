@@ -56,6 +56,15 @@ export function createApp(services: Services) {
   };
 
   const elysia = new Elysia()
+    // First, so it covers every route below (Elysia hooks apply to routes registered after them).
+    .onError(({ code, error, request }) => {
+      const scope = scopes.get(request);
+      const requestId = scope?.requestId ?? 'unknown';
+      const cause = code === 'NOT_FOUND' ? new ApiError('NOT_FOUND', `No route ${request.method} ${new URL(request.url).pathname}`) : error;
+      const body = toPublicError(cause, requestId);
+      if (body.status >= 500) scope?.failures.push({ body, cause });
+      return errorResponse(body);
+    })
     .get('/healthz', () => Response.json({ status: 'ok' }))
     .get('/readyz', async () => {
       try {
@@ -86,15 +95,7 @@ export function createApp(services: Services) {
         return response;
       },
       { parse: 'none' },
-    )
-    .onError(({ code, error, request }) => {
-      const scope = scopes.get(request);
-      const requestId = scope?.requestId ?? 'unknown';
-      const cause = code === 'NOT_FOUND' ? new ApiError('NOT_FOUND', `No route ${request.method} ${new URL(request.url).pathname}`) : error;
-      const body = toPublicError(cause, requestId);
-      if (body.status >= 500) scope?.failures.push({ body, cause });
-      return errorResponse(body);
-    });
+    );
 
   function clientIpOf(request: Request, peer: string | undefined): string {
     if (config.trustProxy) {

@@ -4,10 +4,10 @@
  * the database, exit.
  */
 import { createApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { closeServices, openServices } from './start.ts';
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {

@@ -5,6 +5,7 @@
  */
 import type { AnyTRPCRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import type { HeaderObject, ParameterObject, SchemaObject } from 'openapi3-ts/oas31';
 import pkg from '../../package.json' with { type: 'json' };
 import { ERROR_STATUS } from '../errors.ts';
 import type { Access } from '../trpc/init.ts';
@@ -56,9 +57,9 @@ const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   dashboard: [{ DashboardKey: [] }],
 };
 
-const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
+const header = (description: string, schema: SchemaObject = { type: 'string' }): HeaderObject => ({ description, schema });
 
-function headerParameter(name: string, required: boolean, description: string) {
+function headerParameter(name: string, required: boolean, description: string): ParameterObject {
   return { in: 'header', name, required, description, schema: { type: 'string', minLength: 1, maxLength: 128 } };
 }
 
@@ -114,7 +115,7 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
     headerParameter('x-request-id', false, 'Your request id, echoed back as X-Request-Id (1-128 printable characters)'),
   ];
 
-  const success = operation.responses['200'];
+  const success = operation.responses?.['200'];
   const headers: Record<string, { $ref: string }> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
   if (route.meta.billing) headers['X-Request-Cost-USD'] = { $ref: '#/components/headers/X-Request-Cost-USD' };
   for (const h of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) headers[h] = { $ref: `#/components/headers/${h}` };

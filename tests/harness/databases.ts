@@ -69,7 +69,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
     await db.migrate();
     return template;
   })();
-  const client = await (await pgliteTemplate).clone();
+  const client = (await (await pgliteTemplate).clone()) as PGlite;
   return openDatabase({ kind: 'pglite', client });
 }
 

@@ -86,7 +86,7 @@
       body.value = JSON.stringify(example(doc, schema, 0), null, 2);
       form.appendChild(el('label', {}, ['JSON body', body]));
     }
-    var out = el('pre', { text: '' });
+    var out = el('pre', { class: 'try-output', text: '' });
     out.style.display = 'none';
     var send = el('button', { type: 'button', text: 'Send request' });
     send.addEventListener('click', function () {

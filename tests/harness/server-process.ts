@@ -1,0 +1,67 @@
+/** Runs the real server entry point (`bun server/main.ts`) as a child process on a free port. */
+import type { Subprocess } from 'bun';
+
+export interface RunningServer {
+  url: string;
+  process: Subprocess<'ignore', 'pipe', 'pipe'>;
+  /** Every stdout line so far (JSON log lines). */
+  lines: string[];
+  waitFor(predicate: (line: any) => boolean, timeoutMs?: number): Promise<any>;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = Bun.spawn([process.execPath, 'server/main.ts'], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const lines: string[] = [];
+  const waiters: Array<() => void> = [];
+  (async () => {
+    const decoder = new TextDecoder();
+    let buffered = '';
+    for await (const chunk of child.stdout) {
+      buffered += decoder.decode(chunk);
+      let newline;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        lines.push(buffered.slice(0, newline));
+        buffered = buffered.slice(newline + 1);
+        waiters.splice(0).forEach((wake) => wake());
+      }
+    }
+    waiters.splice(0).forEach((wake) => wake());
+  })();
+
+  const server: RunningServer = {
+    url: `http://127.0.0.1:${port}`,
+    process: child,
+    lines,
+    async waitFor(predicate, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        for (const line of lines) {
+          try {
+            const parsed = JSON.parse(line);
+            if (predicate(parsed)) return parsed;
+          } catch {}
+        }
+        if (Date.now() > deadline || child.exitCode !== null) {
+          throw new Error(`timed out; stdout:\n${lines.join('\n')}\nstderr:\n${await new Response(child.stderr).text()}`);
+        }
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 100);
+        });
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      child.kill(signal);
+      return child.exited;
+    },
+  };
+  await server.waitFor((l) => l.msg === 'listening');
+  return server;
+}

@@ -1,0 +1,101 @@
+/** The server process as operators run it: configuration checks, logs, shutdown, restart on its data. */
+import { afterAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../server/config.ts';
+import { startServer } from './harness/server-process.ts';
+
+const DASHBOARD = 'dash_process_0123456789abcdef0123456789';
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pipo-server-'));
+  dirs.push(dir);
+  return dir;
+};
+
+describe('configuration', () => {
+  test.each([
+    ['TRADING_ENCRYPTION_KEY', 'abc123', '64 hexadecimal'],
+    ['DASHBOARD_KEYS', 'short-key', 'at least 32'],
+    ['PORT', 'eighty', 'whole number'],
+    ['DATABASE_URL', 'mysql://x', 'postgres://'],
+    ['CORS_ORIGINS', 'https://app.example.com/', 'no trailing slash'],
+    ['COST_PER_REQUEST_USD', '0.0000001', 'at most 6 decimals'],
+    ['RATE_LIMIT_KEY_RPS', '-5', 'positive'],
+    ['REDIS_URL', 'localhost:6379', 'redis://'],
+    ['TRUST_PROXY', 'maybe', 'true or false'],
+  ])('a bad %s names the variable', (name, value, hint) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: .*${hint}`));
+  });
+
+  test('defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      database: { kind: 'pglite', dataDir: './.data' },
+      costPerRequestMicros: 2000,
+      rateLimits: { key: { rps: 50, burst: 100 }, trade: { rps: 10, burst: 20 }, ip: { rps: 20, burst: 40 } },
+      corsOrigins: [],
+      dashboardKeys: [],
+    });
+  });
+
+  test('the server refuses to start on a bad value, naming it', async () => {
+    const child = Bun.spawn([process.execPath, 'server/main.ts'], {
+      env: { PATH: process.env.PATH!, TRADING_ENCRYPTION_KEY: 'nothex', DATA_DIR: ':memory:' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    expect(await child.exited).toBe(78);
+    expect(await new Response(child.stderr).text()).toContain('TRADING_ENCRYPTION_KEY: must be 64 hexadecimal characters');
+  });
+});
+
+describe('a running server', () => {
+  test('logs one JSON line per request without keys, and stops cleanly on SIGTERM', async () => {
+    const server = await startServer({ DATA_DIR: tempDir(), DASHBOARD_KEYS: DASHBOARD });
+    const created = await fetch(`${server.url}/api/keys`, {
+      method: 'POST',
+      headers: { 'x-api-key': DASHBOARD, 'x-account-id': 'proc', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'p' }),
+    }).then((r) => r.json());
+    const billed = await fetch(`${server.url}/api/billing?apiKey=${created.key}`, { headers: { 'x-request-id': 'trace-1' } });
+    expect(billed.status).toBe(402);
+    const line = await server.waitFor((l) => l.msg === 'request' && l.requestId === 'trace-1');
+    expect(line).toMatchObject({ level: 'info', method: 'GET', path: '/api/billing', status: 402, accountId: 'proc' });
+    expect(typeof line.durationMs).toBe('number');
+    const everything = server.lines.join('\n');
+    expect(everything).not.toContain(created.key);
+    expect(everything).not.toContain(DASHBOARD);
+
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(server.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+  }, 30_000);
+
+  test('in-flight requests finish during shutdown', async () => {
+    const server = await startServer({ DATA_DIR: ':memory:' });
+    const inflight = Array.from({ length: 20 }, () => fetch(`${server.url}/api/pricing`).then((r) => r.status));
+    await Bun.sleep(5);
+    const exited = server.stop('SIGTERM');
+    const statuses = await Promise.allSettled(inflight);
+    expect(await exited).toBe(0);
+    // Requests either completed (200) or were never accepted (connection refused); none failed mid-way.
+    for (const s of statuses) if (s.status === 'fulfilled') expect(s.value).toBe(200);
+  }, 30_000);
+
+  test('a restart on the same data directory keeps accounts and keys', async () => {
+    const dataDir = tempDir();
+    const first = await startServer({ DATA_DIR: dataDir, DASHBOARD_KEYS: DASHBOARD });
+    const headers = { 'x-api-key': DASHBOARD, 'x-account-id': 'persist', 'content-type': 'application/json' };
+    const created = await fetch(`${first.url}/api/keys`, { method: 'POST', headers, body: '{"name":"kept"}' }).then((r) => r.json());
+    await fetch(`${first.url}/api/accounts/credits`, { method: 'POST', headers, body: '{"amountUsd":1,"reference":"r1"}' });
+    expect(await first.stop()).toBe(0);
+
+    const second = await startServer({ DATA_DIR: dataDir, DASHBOARD_KEYS: DASHBOARD });
+    const billing = await fetch(`${second.url}/api/billing`, { headers: { 'x-api-key': created.key } }).then((r) => r.json());
+    expect(billing).toMatchObject({ usageCount: 1, balanceUsd: 0.998 });
+    expect(await second.stop()).toBe(0);
+  }, 40_000);
+});
