@@ -61,8 +61,7 @@ const envSchema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave unset for the embedded database)')
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
+    .optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_POOL_SIZE: int(10, 1, 200),
   DASHBOARD_KEYS: z
@@ -89,8 +88,7 @@ const envSchema = z.object({
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
+    .optional(),
   RATE_LIMIT_KEY_RPS: rate(50),
   RATE_LIMIT_KEY_BURST: int(100, 1, 1_000_000),
   RATE_LIMIT_TRADE_RPS: rate(10),
@@ -105,6 +103,9 @@ const envSchema = z.object({
 });
 
 export type Env = z.input<typeof envSchema>;
+
+/** Every variable the service reads (kept in step with .env.example by a test). */
+export const ENV_VARIABLES = Object.keys(envSchema.shape);
 
 export interface RateRule {
   rps: number;
@@ -135,7 +136,9 @@ export class ConfigError extends Error {
 
 /** Parses the environment; throws ConfigError listing every bad variable by name. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  // An empty value (`NAME=` in a .env file) means unset, for every variable.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${String(i.path[0])}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);

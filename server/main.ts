@@ -31,6 +31,10 @@ services.logger.info('listening', {
   nodeEnv: config.nodeEnv,
 });
 
+if (config.dashboardKeys.length === 0) {
+  services.logger.warn('DASHBOARD_KEYS is empty: key management and account funding are disabled (npm run cli still works)');
+}
+
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../server/config.ts';
+import { ENV_VARIABLES, loadConfig } from '../server/config.ts';
 import { startServer } from './harness/server-process.ts';
 
 const DASHBOARD = 'dash_process_0123456789abcdef0123456789';
@@ -28,6 +28,15 @@ describe('configuration', () => {
     ['TRUST_PROXY', 'maybe', 'true or false'],
   ])('a bad %s names the variable', (name, value, hint) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: .*${hint}`));
+  });
+
+  test('.env.example lists every variable, and its defaults parse', async () => {
+    const example = await Bun.file(new URL('../.env.example', import.meta.url)).text();
+    const entries = Object.fromEntries(
+      example.split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    expect(Object.keys(entries).sort()).toEqual(ENV_VARIABLES.filter((v) => v !== 'NODE_ENV').sort());
+    expect(loadConfig(entries)).toEqual(loadConfig({}));
   });
 
   test('defaults', () => {
