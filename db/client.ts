@@ -50,7 +50,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   }
   const client =
     target.client ??
-    new PGlite(target.dataDir === ':memory:' || !target.dataDir ? undefined : target.dataDir, {
+    new PGlite({
+      dataDir: target.dataDir === ':memory:' || !target.dataDir ? undefined : target.dataDir,
       extensions: { pg_trgm },
     });
   await client.waitReady;

@@ -7,6 +7,7 @@ import { accountsRouter } from './accounts.ts';
 import { billingRouter } from './billing.ts';
 import { keysRouter } from './keys.ts';
 import { pricingRouter } from './pricing.ts';
+import { privateCompaniesRouter } from './private-companies.ts';
 import { usageRouter } from './usage.ts';
 
 export const appRouter = router({
@@ -15,6 +16,7 @@ export const appRouter = router({
   usage: usageRouter,
   keys: keysRouter,
   accounts: accountsRouter,
+  privateCompanies: privateCompaniesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,7 +10,9 @@ const DECIMAL_INT = /^-?\d{1,16}$/;
 
 /** A whole number given as a JSON number or a plain decimal string (`0x2`, `1e2`, `1.5`, `` are refused). */
 export function wholeNumber(opts: { min?: number; max?: number } = {}) {
-  let n = z.number().int();
+  let n = z
+    .number({ error: (issue) => (issue.input === undefined ? undefined : 'must be a whole number in decimal digits') })
+    .int({ error: 'must be a whole number in decimal digits' });
   if (opts.min !== undefined) n = n.min(opts.min);
   if (opts.max !== undefined) n = n.max(opts.max);
   return z.preprocess((v) => (typeof v === 'string' && DECIMAL_INT.test(v) ? Number(v) : v), n);

@@ -4,6 +4,7 @@
  */
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../server/lib/logger.ts';
+import { companiesSeed } from './companies.ts';
 
 export interface SeedStep {
   name: string;
@@ -11,7 +12,7 @@ export interface SeedStep {
 }
 
 /** The steps, in dependency order. Each data area registers its step here. */
-export const seedSteps: SeedStep[] = [];
+export const seedSteps: SeedStep[] = [companiesSeed];
 
 export async function seedDatabase(db: Db, logger: Logger, steps: SeedStep[] = seedSteps) {
   for (const step of steps) {

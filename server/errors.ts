@@ -75,7 +75,8 @@ function describeIssue(issue: core.$ZodIssue): string {
     return `Unknown parameter${issue.keys.length > 1 ? 's' : ''}${where}: ${issue.keys.join(', ')}`;
   }
   const name = issue.path.length ? issue.path.join('.') : 'input';
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${name}: required`;
+  // zod reports a missing value as an invalid type "received undefined".
+  if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) return `${name}: required`;
   return `${name}: ${issue.message}`;
 }
 

@@ -99,12 +99,19 @@ describe('a running server', () => {
     const first = await startServer({ DATA_DIR: dataDir, DASHBOARD_KEYS: DASHBOARD });
     const headers = { 'x-api-key': DASHBOARD, 'x-account-id': 'persist', 'content-type': 'application/json' };
     const created = await fetch(`${first.url}/api/keys`, { method: 'POST', headers, body: '{"name":"kept"}' }).then((r) => r.json());
-    await fetch(`${first.url}/api/accounts/credits`, { method: 'POST', headers, body: '{"amountUsd":1,"reference":"r1"}' });
+    await fetch(`${first.url}/api/accounts/credits`, { method: 'POST', headers, body: '{"amountUsd":1.02,"reference":"r1"}' });
     expect(await first.stop()).toBe(0);
+
+    const seededFirst = await first.waitFor((l) => l.msg === 'seeded' && l.step === 'companies');
+    expect(seededFirst.inserted).toBeGreaterThanOrEqual(150);
 
     const second = await startServer({ DATA_DIR: dataDir, DASHBOARD_KEYS: DASHBOARD });
     const billing = await fetch(`${second.url}/api/billing`, { headers: { 'x-api-key': created.key } }).then((r) => r.json());
-    expect(billing).toMatchObject({ usageCount: 1, balanceUsd: 0.998 });
+    expect(billing).toMatchObject({ usageCount: 1, balanceUsd: 1.018 });
+    // The second start seeds nothing twice.
+    expect(await second.waitFor((l) => l.msg === 'seeded' && l.step === 'companies')).toMatchObject({ inserted: 0, updated: 0 });
+    const stats = await fetch(`${second.url}/api/private-companies/stats`, { headers: { 'x-api-key': created.key } }).then((r) => r.json());
+    expect(stats.totalCompanies).toBe(seededFirst.inserted);
     expect(await second.stop()).toBe(0);
   }, 40_000);
 });

@@ -12,6 +12,7 @@ import type { Access } from '../trpc/init.ts';
 import type { Route, RouteTable } from './route-table.ts';
 
 const TAGS = [
+  { name: 'Private companies', description: 'A curated dataset of private companies. Billed at ten times the standard rate.' },
   { name: 'Account and billing', description: 'Pricing, billing summary and usage records of the calling account.' },
   { name: 'API keys (dashboard)', description: 'Key management with a server-configured dashboard key and x-account-id.' },
   { name: 'Accounts (dashboard)', description: 'Funding and per-account rates, with a dashboard key and x-account-id.' },
@@ -109,7 +110,8 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
   const access = route.meta.access ?? 'public';
   operation.security = SECURITY[access];
   operation.parameters = [
-    ...(operation.parameters ?? []),
+    // Path parameters are always required (the generator cannot tell for preprocessed schemas).
+    ...(operation.parameters ?? []).map((p) => ('in' in p && p.in === 'path' ? { ...p, required: true } : p)),
     ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user')] : []),
     ...(access === 'dashboard' ? [headerParameter('x-account-id', true, 'The account this dashboard request manages (created on first use)')] : []),
     headerParameter('x-request-id', false, 'Your request id, echoed back as X-Request-Id (1-128 printable characters)'),

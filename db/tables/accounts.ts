@@ -1,0 +1,78 @@
+/**
+ * Accounts, API keys, credits and usage: the money side of the platform.
+ * Money is integer micro-USD (1 USD = 1,000,000) in bigint columns read as JS numbers:
+ * exact below 9e15 micro-USD (9 billion USD per value), far above any balance we hold.
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+const micros = (name: string) => bigint(name, { mode: 'number' });
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+
+/** A customer account: owns API keys, a prepaid balance and (later) trading users. */
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    balanceMicros: micros('balance_micros').notNull().default(0),
+    /** Per-account standard rate; null means the server default (COST_PER_REQUEST_USD). */
+    costPerRequestMicros: micros('cost_per_request_micros'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    check('accounts_balance_non_negative', sql`${t.balanceMicros} >= 0`),
+    check('accounts_rate_non_negative', sql`${t.costPerRequestMicros} >= 0`),
+  ],
+);
+
+/** API keys are stored only as SHA-256 hex; prefix and last4 exist to build the masked form. */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    name: text('name').notNull(),
+    keyHash: text('key_hash').notNull(),
+    keyPrefix: text('key_prefix').notNull(),
+    keyLast4: text('key_last4').notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('api_keys_key_hash_idx').on(t.keyHash), index('api_keys_account_idx').on(t.accountId, t.createdAt)],
+);
+
+/** Funds added to an account. `reference` makes a credit idempotent per account. */
+export const credits = pgTable(
+  'credits',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    amountMicros: micros('amount_micros').notNull(),
+    reference: text('reference').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('credits_account_reference_idx').on(t.accountId, t.reference),
+    check('credits_amount_positive', sql`${t.amountMicros} > 0`),
+  ],
+);
+
+/**
+ * One row per billed request that succeeded (rows of failed requests are removed with their charge).
+ * Invariant: accounts.balance = Σ credits − Σ usage_records.cost, at every commit.
+ */
+export const usageRecords = pgTable(
+  'usage_records',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    apiKeyId: text('api_key_id').notNull().references(() => apiKeys.id),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    costMicros: micros('cost_micros').notNull(),
+    requestId: text('request_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('usage_records_account_time_idx').on(t.accountId, t.createdAt, t.id)],
+);

@@ -1,0 +1,29 @@
+/**
+ * The curated company dataset: every `*.json` file in seeds/companies/, validated row by row
+ * (server/companies/record.ts) with sourceIds unique across all files.
+ */
+import { readdirSync } from 'node:fs';
+import { validateRows, type CompanyRecord, type RowResult } from '../server/companies/record.ts';
+
+export const DATASET_DIR = new URL('./companies/', import.meta.url);
+
+export interface DatasetReport {
+  records: CompanyRecord[];
+  invalid: Array<RowResult & { file: string }>;
+}
+
+export async function loadDataset(dir: URL = DATASET_DIR): Promise<DatasetReport> {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const seen = new Map<string, string>();
+  const records: CompanyRecord[] = [];
+  const invalid: DatasetReport['invalid'] = [];
+  for (const file of files) {
+    const rows = (await Bun.file(new URL(file, dir)).json()) as unknown[];
+    if (!Array.isArray(rows)) throw new Error(`${file}: must hold a JSON array of company records`);
+    for (const result of validateRows(rows.map((value, i) => ({ line: i + 1, value })), seen, file)) {
+      if (result.issues.length) invalid.push({ ...result, file });
+      else records.push(result.record!);
+    }
+  }
+  return { records, invalid };
+}

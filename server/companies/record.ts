@@ -1,0 +1,192 @@
+/**
+ * The private-company record: one zod schema for what the dataset files, the import CLI and the API's
+ * detail responses hold, plus the cross-field rules a curated row must satisfy. Dates the sources give
+ * only to the year or month (`2025`, `2025-03`) are allowed wherever a date is.
+ */
+import { z } from 'zod';
+
+const PARTIAL_DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/;
+
+export function isPartialDate(value: string): boolean {
+  const m = PARTIAL_DATE.exec(value);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), m[2] ? Number(m[2]) : 1, m[3] ? Number(m[3]) : 1];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+const text = () => z.string().trim().min(1).max(10_000).nullish();
+const partialDate = () => z.string().refine(isPartialDate, 'must be a date: YYYY, YYYY-MM or YYYY-MM-DD').nullish();
+/** USD and share counts: whole, non-negative, exact in a JS number (trillions fit easily). */
+const wholeUsd = () => z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullish();
+const signedUsd = () => z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish();
+const count = () => z.number().int().min(0).max(100_000_000).nullish();
+
+export const productSchema = z.looseObject({
+  name: z.string().trim().min(1),
+  description: z.string().nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+});
+
+export const fundingRoundSchema = z.object({
+  date: z.string().refine(isPartialDate, 'must be a date: YYYY, YYYY-MM or YYYY-MM-DD'),
+  roundType: z.string().nullish(),
+  amount: wholeUsd(),
+  valuation: wholeUsd(),
+  pricePerShare: z.number().min(0).nullish(),
+});
+
+export const subsidiarySchema = z.object({
+  name: z.string().trim().min(1),
+  type: z.string().nullish(),
+  acquiredDate: partialDate(),
+  amount: wholeUsd(),
+});
+
+export const extraSchema = z.looseObject({
+  lastFundingRound: z.string().nullish(),
+  lastFundingDate: partialDate(),
+  keyInvestors: z.array(z.string()).nullish(),
+});
+
+/** Every field of a record except the service's own (id, createdAt, updatedAt). */
+export const companyRecordSchema = z.strictObject({
+  sourceId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,127}$/, 'must be a lowercase slug: a-z, 0-9 and -'),
+  name: z.string().trim().min(1).max(200),
+  registeredName: text(),
+  companyType: text(),
+  status: text(),
+  operationalStatus: text(),
+  listingStatus: text(),
+  ipoDate: partialDate(),
+  website: z.url({ protocol: /^https?$/ }).nullish(),
+  headquartersCity: text(),
+  headquartersRegion: text(),
+  headquartersCountry: text(),
+  headquartersAddress: text(),
+  industry: text(),
+  description: text(),
+  foundedYear: z.number().int().min(1800).max(new Date().getUTCFullYear()).nullish(),
+  employees: z.number().int().min(1).max(10_000_000).nullish(),
+  employeesAsOf: partialDate(),
+  sicCode: z.string().regex(/^\d{4}$/, 'must be a 4-digit SIC code').nullish(),
+  sicDescription: text(),
+  ceo: text(),
+  ceoTitle: text(),
+  coo: text(),
+  cooTitle: text(),
+  cfo: text(),
+  cfoTitle: text(),
+  boardMembers: z.array(z.string().trim().min(1)).nullish(),
+  marketSegments: z.array(z.string().trim().min(1)).nullish(),
+  addedSegments2026: text(),
+  addedSegmentsNote: text(),
+  emergingMarket: text(),
+  marketPeers: count(),
+  backingType: text(),
+  valuationUsd: wholeUsd(),
+  valuationAsOf: partialDate(),
+  valuationStepUpMultiple: z.number().positive().nullish(),
+  valuationStepUpDescription: text(),
+  totalFundingUsd: wholeUsd(),
+  lastFundingAmountUsd: wholeUsd(),
+  lastFundingDate: partialDate(),
+  lastFundingRoundType: text(),
+  lastFundingRoundNumber: z.number().int().min(1).max(1000).nullish(),
+  lastFundingRoundStatus: text(),
+  lastFundingPreMoneyValuationUsd: wholeUsd(),
+  lastFundingRoundStructure: text(),
+  lastFundingRoundStrategicPurpose: text(),
+  lastFundingRoundNewInvestor: text(),
+  lastFundingEstPricePerShareUsd: z.number().min(0).nullish(),
+  totalFundingRounds: z.number().int().min(0).max(1000).nullish(),
+  numberDilutedShares: wholeUsd(),
+  knownDebtUsd: wholeUsd(),
+  fy2025RevenueUsd: wholeUsd(),
+  fy2025EbitdaNormalizedUsd: signedUsd(),
+  fy2026RevenueUsd: wholeUsd(),
+  fy2027RevenueUsd: wholeUsd(),
+  products: z.array(productSchema).nullish(),
+  fundingHistory: z.array(fundingRoundSchema).nullish(),
+  subsidiariesAndAcquisitions: z.array(subsidiarySchema).nullish(),
+  extra: extraSchema.nullish(),
+  referenceUrl: z.url({ protocol: /^https?$/ }).nullish(),
+});
+
+export type CompanyRecord = z.infer<typeof companyRecordSchema>;
+export const COMPANY_FIELDS = Object.keys(companyRecordSchema.shape) as Array<keyof CompanyRecord>;
+
+export interface RecordIssue {
+  field: string;
+  reason: string;
+}
+
+/** Orders partial dates: `2025` < `2025-03` < `2025-03-01`. */
+const dateKey = (d: string) => d.padEnd(10, ' ');
+
+/** Rules across fields, for rows that already match the schema. */
+export function consistencyIssues(r: CompanyRecord): RecordIssue[] {
+  const issues: RecordIssue[] = [];
+  const history = r.fundingHistory ?? [];
+  for (let i = 1; i < history.length; i++) {
+    if (dateKey(history[i]!.date) < dateKey(history[i - 1]!.date)) {
+      issues.push({ field: `fundingHistory.${i}.date`, reason: `${history[i]!.date} is before the previous round (${history[i - 1]!.date}); sort ascending` });
+    }
+  }
+  const last = history.at(-1);
+  if (last) {
+    const pairs: Array<[keyof CompanyRecord, unknown, unknown]> = [
+      ['lastFundingDate', r.lastFundingDate, last.date],
+      ['lastFundingRoundType', r.lastFundingRoundType, last.roundType],
+      ['lastFundingAmountUsd', r.lastFundingAmountUsd, last.amount],
+    ];
+    for (const [field, value, expected] of pairs) {
+      if ((value ?? null) !== (expected ?? null)) issues.push({ field, reason: `${JSON.stringify(value ?? null)} differs from the last fundingHistory entry (${JSON.stringify(expected ?? null)})` });
+    }
+    if (r.extra && r.extra.lastFundingDate != null && r.extra.lastFundingDate !== last.date) {
+      issues.push({ field: 'extra.lastFundingDate', reason: `differs from the last fundingHistory entry (${last.date})` });
+    }
+  }
+  if (r.totalFundingRounds != null && r.totalFundingRounds < history.length) {
+    issues.push({ field: 'totalFundingRounds', reason: `${r.totalFundingRounds} is fewer than the ${history.length} rounds in fundingHistory` });
+  }
+  const raised = history.reduce((sum, round) => sum + (round.amount ?? 0), 0);
+  if (r.totalFundingUsd != null && raised > r.totalFundingUsd) {
+    issues.push({ field: 'totalFundingUsd', reason: `${r.totalFundingUsd} is less than the ${raised} raised in fundingHistory` });
+  }
+  if (r.lastFundingPreMoneyValuationUsd != null && last?.valuation != null && r.lastFundingPreMoneyValuationUsd > last.valuation) {
+    issues.push({ field: 'lastFundingPreMoneyValuationUsd', reason: 'exceeds the last round\'s post-money valuation' });
+  }
+  if (r.ipoDate && r.foundedYear && Number(r.ipoDate.slice(0, 4)) < r.foundedYear) {
+    issues.push({ field: 'ipoDate', reason: `is before foundedYear ${r.foundedYear}` });
+  }
+  return issues;
+}
+
+export interface RowResult {
+  /** 1-based position of the row in its file (the line for CSV, the array index + 1 for JSON). */
+  line: number;
+  record?: CompanyRecord;
+  issues: RecordIssue[];
+}
+
+/** Validates rows of one file: the schema, the cross-field rules, and unique sourceIds. */
+export function validateRows(rows: Array<{ line: number; value: unknown }>, knownSourceIds = new Map<string, string>(), origin = 'file'): RowResult[] {
+  return rows.map(({ line, value }) => {
+    const parsed = companyRecordSchema.safeParse(value);
+    if (!parsed.success) {
+      return {
+        line,
+        issues: parsed.error.issues.map((i) => ({
+          field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : 'row'),
+          reason: i.code === 'unrecognized_keys' ? 'unknown field' : i.message,
+        })),
+      };
+    }
+    const issues = consistencyIssues(parsed.data);
+    const seen = knownSourceIds.get(parsed.data.sourceId);
+    if (seen) issues.push({ field: 'sourceId', reason: `duplicate of ${seen}` });
+    else knownSourceIds.set(parsed.data.sourceId, `${origin} row ${line}`);
+    return { line, record: parsed.data, issues };
+  });
+}

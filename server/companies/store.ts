@@ -1,0 +1,67 @@
+/**
+ * Writing companies: an all-or-nothing upsert keyed by sourceId, reporting which rows were added,
+ * changed or already identical. Used by the seeder and the import CLI.
+ */
+import { getTableColumns, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { companies } from '../../db/schema.ts';
+import { COMPANY_FIELDS, type CompanyRecord } from './record.ts';
+
+export interface UpsertReport {
+  added: number;
+  updated: number;
+  unchanged: number;
+}
+
+/** A record as column values: every field present, missing ones null, so an import replaces the row. */
+function toRow(record: CompanyRecord) {
+  const row: Record<string, unknown> = {};
+  for (const field of COMPANY_FIELDS) row[field] = record[field] ?? null;
+  return row as typeof companies.$inferInsert;
+}
+
+/** Key-order-insensitive JSON, to tell an unchanged row from a changed one. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+const BATCH = 500;
+const COLUMNS = getTableColumns(companies);
+
+export async function upsertCompanies(db: Db, records: CompanyRecord[], onProgress?: (done: number) => void): Promise<UpsertReport> {
+  const report: UpsertReport = { added: 0, updated: 0, unchanged: 0 };
+  await db.transaction(async (tx) => {
+    for (let start = 0; start < records.length; start += BATCH) {
+      const batch = records.slice(start, start + BATCH).map(toRow);
+      const existing = await tx
+        .select()
+        .from(companies)
+        .where(inArray(companies.sourceId, batch.map((r) => r.sourceId)));
+      const bySourceId = new Map(existing.map((row) => [row.sourceId, row]));
+      const changed = batch.filter((row) => {
+        const current = bySourceId.get(row.sourceId);
+        if (!current) {
+          report.added++;
+          return true;
+        }
+        const same = COMPANY_FIELDS.every((f) => canonical(current[f as keyof typeof current]) === canonical(row[f as keyof typeof row]));
+        report[same ? 'unchanged' : 'updated']++;
+        return !same;
+      });
+      if (changed.length) {
+        const set: Record<string, unknown> = { updatedAt: sql`now()` };
+        for (const field of COMPANY_FIELDS) {
+          if (field === 'sourceId') continue;
+          set[field] = sql.raw(`excluded.${COLUMNS[field as keyof typeof COLUMNS].name}`);
+        }
+        await tx.insert(companies).values(changed).onConflictDoUpdate({ target: companies.sourceId, set });
+      }
+      onProgress?.(Math.min(start + BATCH, records.length));
+    }
+  });
+  return report;
+}
