@@ -17,7 +17,6 @@ import {
   type SortField,
 } from '../server/companies/queries.ts';
 import { companyDetail, condensedCompany } from '../server/companies/views.ts';
-import { ApiError } from '../server/errors.ts';
 import { router } from '../server/trpc/init.ts';
 import { companyDataProcedure } from '../server/trpc/procedures.ts';
 import { isoInstant, isoString, noInput, optionalParams, wholeNumber } from './params.ts';
@@ -56,14 +55,6 @@ const page = {
 };
 const SORTS = [...SORT_FIELDS, ...SORT_FIELDS.map((f) => `-${f}` as const)] as const;
 
-/** min > max is a caller error naming both parameters. */
-function checkRanges(input: Record<string, unknown>, pairs: Array<[string, string]>) {
-  for (const [low, high] of pairs) {
-    const [a, b] = [input[low], input[high]];
-    if (typeof a === 'number' && typeof b === 'number' && a > b) throw new ApiError('BAD_REQUEST', `${low}: must not be greater than ${high}`);
-  }
-}
-
 const listOutput = z.object({ companies: z.array(condensed), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
 
 export const privateCompaniesRouter = router({
@@ -89,16 +80,11 @@ export const privateCompaniesRouter = router({
     )
     .output(listOutput)
     .query(async ({ ctx, input }) => {
-      checkRanges(input, [
-        ['minValuation', 'maxValuation'],
-        ['minFunding', 'maxFunding'],
-        ['minFoundedYear', 'maxFoundedYear'],
-        ['minEmployees', 'maxEmployees'],
-      ]);
       const { limit, offset, sort, ...filters } = input;
       const descending = sort?.startsWith('-') ?? false;
       const field = sort?.replace(/^-/, '') as SortField | undefined;
-      const result = await listCompanies(ctx.services.database.db, filters, { field, descending }, { limit, offset });
+      const { database, companyAggregates } = ctx.services;
+      const result = await listCompanies(database.db, companyAggregates, filters, { field, descending }, { limit, offset });
       return { companies: result.rows.map(condensedCompany), total: result.total, limit, offset };
     }),
 
@@ -122,7 +108,8 @@ export const privateCompaniesRouter = router({
     .input(noInput())
     .output(z.object({ industries: z.array(z.string()), total: z.number().int() }))
     .query(async ({ ctx }) => {
-      const values = await industries(ctx.services.database.db);
+      const { database, companyAggregates } = ctx.services;
+      const values = await companyAggregates.get(database.db, 'industries', () => industries(database.db));
       return { industries: values, total: values.length };
     }),
 
@@ -131,7 +118,8 @@ export const privateCompaniesRouter = router({
     .input(noInput())
     .output(z.object({ countries: z.array(z.string()), total: z.number().int() }))
     .query(async ({ ctx }) => {
-      const values = await countries(ctx.services.database.db);
+      const { database, companyAggregates } = ctx.services;
+      const values = await companyAggregates.get(database.db, 'countries', () => countries(database.db));
       return { countries: values, total: values.length };
     }),
 
@@ -155,7 +143,7 @@ export const privateCompaniesRouter = router({
         distinctCountries: z.number().int(),
       }),
     )
-    .query(({ ctx }) => companyStats(ctx.services.database.db)),
+    .query(({ ctx }) => ctx.services.companyAggregates.get(ctx.services.database.db, 'stats', () => companyStats(ctx.services.database.db))),
 
   bySourceId: companyDataProcedure
     .meta({ openapi: { method: 'GET', path: '/private-companies/source/{sourceId}', tags: TAGS, summary: 'One company by its external sourceId', errorResponses: [404] } })

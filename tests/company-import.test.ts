@@ -160,6 +160,25 @@ describe('import', () => {
     expect((await importText('g.txt', '')).invalid[0]!.reason).toContain('.json or .csv');
   });
 
+  test('cached stats, industries and countries follow every import, on every instance', async () => {
+    const acct = await fundedAccount(t);
+    const other = await createTestApp({}, { database: t.database });
+    const read = async (app: TestApp, path: string) => json(await app.request(`/api/private-companies/${path}`, { headers: acct.headers }));
+    const before = await read(other, 'stats');
+    const industriesBefore = (await read(other, 'industries')).industries;
+    expect(await read(other, 'stats')).toEqual(before); // served from the cache
+
+    await importText('cache.json', JSON.stringify([{ sourceId: 'cache-co', name: 'Cache Co', industry: 'Quantum Widgets', headquartersCountry: 'Atlantis', valuationUsd: 7 }]));
+    const after = await read(other, 'stats');
+    expect(after.totalCompanies).toBe(before.totalCompanies + 1);
+    expect(after.minValuationUsd).toBe(7);
+    expect((await read(other, 'industries')).industries).toEqual([...industriesBefore, 'Quantum Widgets'].sort());
+    expect((await read(other, 'countries')).countries).toContain('Atlantis');
+    // An import that changes nothing keeps the cache.
+    expect((await importText('cache.json', JSON.stringify([{ sourceId: 'cache-co', name: 'Cache Co', industry: 'Quantum Widgets', headquartersCountry: 'Atlantis', valuationUsd: 7 }]))).report).toEqual({ added: 0, updated: 0, unchanged: 1 });
+    await other.close();
+  });
+
   test('the CLI imports a file and prints the report', async () => {
     const file = join(dir, 'cli.json');
     writeFileSync(file, JSON.stringify([{ sourceId: 'cli-co', name: 'CLI Co' }]));

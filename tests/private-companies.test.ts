@@ -250,7 +250,7 @@ describe('over the typed tRPC client', () => {
     const typed = await client.privateCompanies.list.query({ industry: 'Space', sort: 'name' });
     expect(typed).toEqual(rest);
     expect((await client.privateCompanies.byId.query({ id: rest.companies[0].id })).name).toBe(rest.companies[0].name);
-    expect((await client.privateCompanies.search.query({ q: 'kraken' })).companies[0].name).toBe('Kraken');
+    expect((await client.privateCompanies.search.query({ q: 'kraken' })).companies[0]?.name).toBe('Kraken');
     const error = await client.privateCompanies.byId.query({ id: 0 }).catch((e) => e);
     expect(error.data.api).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
   });

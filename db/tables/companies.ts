@@ -5,7 +5,7 @@
  * (`2025-03`) are kept as text.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, doublePrecision, index, integer, jsonb, pgTable, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const usd = (name: string) => bigint(name, { mode: 'number' });
 
@@ -99,23 +99,53 @@ export const companies = pgTable(
     subsidiariesAndAcquisitions: jsonb('subsidiaries_and_acquisitions').$type<SubsidiaryOrAcquisition[]>(),
     extra: jsonb('extra').$type<CompanyExtra>(),
     referenceUrl: text('reference_url'),
+    // Filter keys: trimmed, lower-case copies kept by PostgreSQL itself. Plain columns (not lower()
+    // expressions) so that counting a filtered list can be an index-only scan.
+    industryKey: text('industry_key').generatedAlwaysAs(sql`lower(btrim(industry))`),
+    countryKey: text('country_key').generatedAlwaysAs(sql`lower(btrim(headquarters_country))`),
+    backingTypeKey: text('backing_type_key').generatedAlwaysAs(sql`lower(btrim(backing_type))`),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('companies_source_id_idx').on(t.sourceId),
-    // Filters are exact and case-insensitive: indexed on the lowered value.
-    index('companies_industry_idx').on(sql`lower(${t.industry})`, t.id),
-    index('companies_country_idx').on(sql`lower(${t.headquartersCountry})`, t.id),
-    index('companies_backing_type_idx').on(sql`lower(${t.backingType})`, t.id),
+    // Filters are exact and case-insensitive, on the key columns. The most common combination
+    // (industry, country, valuation range) is one composite index; industry alone uses its prefix.
+    index('companies_industry_country_valuation_idx').on(t.industryKey, t.countryKey, t.valuationUsd, t.id),
+    index('companies_country_idx').on(t.countryKey, t.id),
+    index('companies_backing_type_idx').on(t.backingTypeKey, t.id),
     index('companies_valuation_idx').on(t.valuationUsd, t.id),
     index('companies_total_funding_idx').on(t.totalFundingUsd, t.id),
     index('companies_founded_year_idx').on(t.foundedYear, t.id),
     index('companies_employees_idx').on(t.employees, t.id),
     index('companies_updated_at_idx').on(t.updatedAt, t.id),
     index('companies_name_idx').on(sql`lower(${t.name})`, t.id),
+    // Descending sorts are `DESC NULLS LAST, id DESC`: one index each, so a sorted page is an index walk.
+    index('companies_valuation_desc_idx').on(sql`${t.valuationUsd} desc nulls last`, sql`${t.id} desc`),
+    index('companies_total_funding_desc_idx').on(sql`${t.totalFundingUsd} desc nulls last`, sql`${t.id} desc`),
+    index('companies_founded_year_desc_idx').on(sql`${t.foundedYear} desc nulls last`, sql`${t.id} desc`),
+    index('companies_employees_desc_idx').on(sql`${t.employees} desc nulls last`, sql`${t.id} desc`),
+    index('companies_updated_at_desc_idx').on(sql`${t.updatedAt} desc`, sql`${t.id} desc`),
+    index('companies_name_desc_idx').on(sql`lower(${t.name}) desc`, sql`${t.id} desc`),
     // Search: substring and close-spelling matches through trigram indexes (pg_trgm).
     index('companies_name_trgm_idx').using('gin', sql`lower(${t.name}) gin_trgm_ops`),
     index('companies_registered_name_trgm_idx').using('gin', sql`lower(${t.registeredName}) gin_trgm_ops`),
+    // Close spellings: nearest names by word-similarity distance (KNN order needs GiST). On the raw
+    // name (pg_trgm ignores case), so the planner never prefers it to the GIN index for LIKE.
+    index('companies_name_trgm_gist_idx').using('gist', sql`${t.name} gist_trgm_ops`),
   ],
+);
+
+/**
+ * One row whose version every change to `companies` increments (in the same transaction), so each
+ * instance can cache aggregates and know, with one indexed read, when they are stale.
+ */
+export const companyDatasetState = pgTable(
+  'company_dataset_state',
+  {
+    id: smallint('id').primaryKey().default(1),
+    version: bigint('version', { mode: 'number' }).notNull().default(0),
+    changedAt: timestamp('changed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [check('company_dataset_state_singleton', sql`${t.id} = 1`)],
 );

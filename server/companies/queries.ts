@@ -2,11 +2,12 @@
  * Reading companies: the filtered list, search, lookups, and the aggregates. Every text filter is an
  * exact, case-insensitive match on an indexed lower() expression; ranges are inclusive.
  */
-import { and, asc, count, countDistinct, desc, eq, gte, lte, max, min, or, sql, sum, type SQL } from 'drizzle-orm';
+import { and, asc, count, countDistinct, desc, eq, gte, inArray, lte, max, min, sql, sum, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import { companies } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
+import type { AggregateCache } from './aggregate-cache.ts';
 
 export type Company = typeof companies.$inferSelect;
 
@@ -33,73 +34,121 @@ export interface Page {
   offset: number;
 }
 
-const lowerEq = (column: PgColumn, value: string) => sql`lower(${column}) = ${value.toLowerCase()}`;
+/** Matches a *_key column (trimmed, lower-case). */
+const keyEq = (column: PgColumn, value: string) => eq(column, value.trim().toLowerCase());
+
+/** Inclusive numeric bounds: [lower parameter, upper parameter, column]. */
+const RANGE_FILTERS = [
+  ['minValuation', 'maxValuation', companies.valuationUsd],
+  ['minFunding', 'maxFunding', companies.totalFundingUsd],
+  ['minFoundedYear', 'maxFoundedYear', companies.foundedYear],
+  ['minEmployees', 'maxEmployees', companies.employees],
+] as const;
 
 function filterWhere(f: ListFilters): SQL | undefined {
+  const bounds = RANGE_FILTERS.flatMap(([low, high, column]) => {
+    if (f[low] !== undefined && f[high] !== undefined && f[low]! > f[high]!) {
+      throw new ApiError('BAD_REQUEST', `${low}: must not be greater than ${high}`);
+    }
+    return [f[low] !== undefined ? gte(column, f[low]!) : undefined, f[high] !== undefined ? lte(column, f[high]!) : undefined];
+  });
   return and(
-    f.industry !== undefined ? lowerEq(companies.industry, f.industry) : undefined,
-    f.country !== undefined ? lowerEq(companies.headquartersCountry, f.country) : undefined,
-    f.backingType !== undefined ? lowerEq(companies.backingType, f.backingType) : undefined,
-    f.minValuation !== undefined ? gte(companies.valuationUsd, f.minValuation) : undefined,
-    f.maxValuation !== undefined ? lte(companies.valuationUsd, f.maxValuation) : undefined,
-    f.minFunding !== undefined ? gte(companies.totalFundingUsd, f.minFunding) : undefined,
-    f.maxFunding !== undefined ? lte(companies.totalFundingUsd, f.maxFunding) : undefined,
-    f.minFoundedYear !== undefined ? gte(companies.foundedYear, f.minFoundedYear) : undefined,
-    f.maxFoundedYear !== undefined ? lte(companies.foundedYear, f.maxFoundedYear) : undefined,
-    f.minEmployees !== undefined ? gte(companies.employees, f.minEmployees) : undefined,
-    f.maxEmployees !== undefined ? lte(companies.employees, f.maxEmployees) : undefined,
+    f.industry !== undefined ? keyEq(companies.industryKey, f.industry) : undefined,
+    f.country !== undefined ? keyEq(companies.countryKey, f.country) : undefined,
+    f.backingType !== undefined ? keyEq(companies.backingTypeKey, f.backingType) : undefined,
     f.updatedSince !== undefined ? gte(companies.updatedAt, f.updatedSince) : undefined,
+    ...bounds,
   );
 }
 
-/** Sort with nulls last in both directions and id as the tie-break, so pages never overlap. */
+/**
+ * Sort with nulls last in both directions; ties broken by id in the same direction, so pages never
+ * overlap and every order is one index walk (see the *_desc_idx indexes).
+ */
 function orderBy(sort: { field?: SortField; descending: boolean }): SQL[] {
   if (!sort.field) return [asc(companies.id)];
   const column = sort.field === 'name' ? sql`lower(${companies.name})` : companies[sort.field];
-  return [sort.descending ? sql`${column} desc nulls last` : sql`${column} asc nulls last`, asc(companies.id)];
+  return sort.descending ? [sql`${column} desc nulls last`, desc(companies.id)] : [sql`${column} asc nulls last`, asc(companies.id)];
 }
 
-export async function listCompanies(db: Db, filters: ListFilters, sort: { field?: SortField; descending: boolean }, page: Page) {
+/**
+ * A page of the filtered list. The page's ids come from an index walk (a deferred join), so a deep
+ * offset skips index entries rather than whole rows; the unfiltered total comes from the cache.
+ */
+export async function listCompanies(
+  db: Db,
+  cache: AggregateCache,
+  filters: ListFilters,
+  sort: { field?: SortField; descending: boolean },
+  page: Page,
+) {
   const where = filterWhere(filters);
-  const [rows, [total]] = await Promise.all([
-    db.select().from(companies).where(where).orderBy(...orderBy(sort)).limit(page.limit).offset(page.offset),
-    db.select({ total: count() }).from(companies).where(where),
+  const order = orderBy(sort);
+  const pageIds = db.select({ id: companies.id }).from(companies).where(where).orderBy(...order).limit(page.limit).offset(page.offset);
+  const countMatching = async () => (await db.select({ total: count() }).from(companies).where(where))[0]?.total ?? 0;
+  const [rows, total] = await Promise.all([
+    db.select().from(companies).where(inArray(companies.id, pageIds)).orderBy(...order),
+    where ? countMatching() : cache.get(db, 'count', countMatching),
   ]);
-  return { rows, total: total?.total ?? 0 };
+  return { rows, total };
 }
 
 /** LIKE pattern for a literal substring (escapes \, % and _). */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** At most this many close-spelling matches follow the direct matches of a search. */
+export const CLOSE_SPELLING_LIMIT = 100;
+/** Close spelling: word similarity of the query to the name of at least 0.5 (`antropic` → Anthropic). */
+export const CLOSE_SPELLING_MAX_DISTANCE = 0.5;
+
 /**
- * Search over name and registeredName, ranked: exact match, then prefix, then substring, then close
- * spellings (trigram similarity ≥ pg_trgm's threshold), then by name.
+ * Search over name and registeredName. Direct matches come first, ranked exact, then prefix, then
+ * substring, each tier by name; then up to CLOSE_SPELLING_LIMIT close spellings of the name, closest
+ * first. Direct matches use the GIN trigram indexes on lower(name)/lower(registered_name); close
+ * spellings are a nearest-neighbour walk of the GiST index on name, stopped after the limit.
  */
 export async function searchCompanies(db: Db, query: string, page: Page) {
   const q = query.toLowerCase();
   const name = sql`lower(${companies.name})`;
-  const registered = sql`lower(coalesce(${companies.registeredName}, ''))`;
+  const registered = sql`lower(${companies.registeredName})`;
   const contains = `%${likeLiteral(q)}%`;
   const prefix = `${likeLiteral(q)}%`;
-  const where = or(sql`${name} like ${contains}`, sql`${registered} like ${contains}`, sql`${name} % ${q}`, sql`${registered} % ${q}`);
+  // Exactly the GIN-indexed expressions (a NULL registered name is simply not a match).
+  const direct = sql`(${name} like ${contains} or ${registered} like ${contains})`;
+  const notDirect = sql`(not ${name} like ${contains} and (${companies.registeredName} is null or not ${registered} like ${contains}))`;
   const rank = sql<number>`case
     when ${name} = ${q} or ${registered} = ${q} then 0
     when ${name} like ${prefix} or ${registered} like ${prefix} then 1
-    when ${name} like ${contains} or ${registered} like ${contains} then 2
-    else 3 end`;
-  const similarity = sql<number>`greatest(similarity(${name}, ${q}), similarity(${registered}, ${q}))`;
-  const [rows, [total]] = await Promise.all([
-    db
-      .select()
-      .from(companies)
-      .where(where)
-      // Within a tier by name; close spellings by how close they are first.
-      .orderBy(asc(rank), desc(sql`case when ${rank} = 3 then ${similarity} else 0 end`), asc(name), asc(companies.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ total: count() }).from(companies).where(where),
+    else 2 end`;
+  const distance = sql<number>`${q} <<-> ${companies.name}`;
+
+  const [[directCount], nearest] = await Promise.all([
+    db.select({ total: count() }).from(companies).where(direct),
+    // Ordered by distance alone so the GiST index yields rows nearest-first and the scan stops at the limit.
+    db.select({ id: companies.id, distance }).from(companies).where(notDirect).orderBy(distance).limit(CLOSE_SPELLING_LIMIT),
   ]);
-  return { rows, total: total?.total ?? 0 };
+  const close = nearest
+    .filter((r) => r.distance <= CLOSE_SPELLING_MAX_DISTANCE)
+    .sort((a, b) => a.distance - b.distance || a.id - b.id);
+  const directTotal = directCount?.total ?? 0;
+
+  const rows: Company[] = [];
+  if (page.offset < directTotal) {
+    const ids = db
+      .select({ id: companies.id })
+      .from(companies)
+      .where(direct)
+      .orderBy(asc(rank), asc(name), asc(companies.id))
+      .limit(Math.min(page.limit, directTotal - page.offset))
+      .offset(page.offset);
+    rows.push(...(await db.select().from(companies).where(inArray(companies.id, ids)).orderBy(asc(rank), asc(name), asc(companies.id))));
+  }
+  const closeIds = close.slice(Math.max(0, page.offset - directTotal), page.offset + page.limit - directTotal).map((r) => r.id);
+  if (closeIds.length) {
+    const byId = new Map((await db.select().from(companies).where(inArray(companies.id, closeIds))).map((r) => [r.id, r]));
+    rows.push(...closeIds.flatMap((id) => byId.get(id) ?? []));
+  }
+  return { rows, total: directTotal + close.length };
 }
 
 export async function companyById(db: Db, id: number): Promise<Company> {

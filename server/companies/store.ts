@@ -5,6 +5,7 @@
 import { getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies } from '../../db/schema.ts';
+import { bumpDatasetVersion } from './aggregate-cache.ts';
 import { COMPANY_FIELDS, type CompanyRecord } from './record.ts';
 
 export interface UpsertReport {
@@ -62,6 +63,7 @@ export async function upsertCompanies(db: Db, records: CompanyRecord[], onProgre
       }
       onProgress?.(Math.min(start + BATCH, records.length));
     }
+    if (report.added || report.updated) await bumpDatasetVersion(tx);
   });
   return report;
 }

@@ -1,0 +1,154 @@
+/**
+ * `npm run bench:companies` — not a test. Loads N synthetic companies (default 1,000,000) into a
+ * scratch PostgreSQL database, then measures p50/p99 latency of private-company requests through the
+ * real request path (app.handle: auth, billing, query, JSON), one client at a time.
+ *
+ *   BENCH_DATABASE_URL  admin connection (default postgres://postgres@127.0.0.1:5432/postgres)
+ *   BENCH_COMPANIES     rows to generate (default 1000000)
+ *   BENCH_REQUESTS      requests per case (default 200)
+ *   BENCH_REUSE=1       keep an already loaded bench database of the same size (migrations still apply)
+ */
+import { eq } from 'drizzle-orm';
+import postgres from 'postgres';
+import { companies } from '../../db/schema.ts';
+import { openDatabase } from '../../db/client.ts';
+import { createApp } from '../../server/app.ts';
+import { loadConfig } from '../../server/config.ts';
+import { createLogger } from '../../server/lib/logger.ts';
+import { MemoryRateLimiter } from '../../server/ratelimit/rate-limiter.ts';
+import { createServices } from '../../server/services.ts';
+import { creditAccount, ensureAccount } from '../../server/accounts/accounts.ts';
+import { createApiKey } from '../../server/accounts/api-keys.ts';
+
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const rows = Number(process.env.BENCH_COMPANIES ?? 1_000_000);
+const requests = Number(process.env.BENCH_REQUESTS ?? 200);
+const dbName = 'pipo_bench_companies';
+
+const benchUrl = (() => {
+  const u = new URL(adminUrl);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
+
+async function loadedRows(): Promise<number> {
+  const sql = postgres(benchUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const [row] = await sql`select count(*)::int as n from companies`;
+    return row?.n ?? 0;
+  } catch {
+    return 0;
+  } finally {
+    await sql.end();
+  }
+}
+
+async function prepare() {
+  if (process.env.BENCH_REUSE === '1' && (await loadedRows()) === rows) {
+    const started = performance.now();
+    const database = await openDatabase({ kind: 'postgres', url: benchUrl, poolSize: 10 });
+    await database.migrate();
+    const sql = postgres(benchUrl, { max: 1, onnotice: () => {} });
+    await sql.unsafe('VACUUM ANALYZE companies');
+    await sql.end();
+    console.log(`reusing ${rows.toLocaleString()} loaded companies (migrated in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    return { database, loadSeconds: 0 };
+  }
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.unsafe(`CREATE DATABASE ${dbName}`);
+  await admin.end();
+  const database = await openDatabase({ kind: 'postgres', url: benchUrl, poolSize: 10 });
+  await database.migrate();
+  const sql = postgres(benchUrl, { max: 1, onnotice: () => {} });
+  const started = performance.now();
+  // Deterministic pseudo-random values from hashint4 so every run loads the same data.
+  await sql.unsafe(`
+    INSERT INTO companies (source_id, name, registered_name, industry, headquarters_city, headquarters_country, backing_type,
+      founded_year, employees, valuation_usd, total_funding_usd, valuation_as_of, extra, funding_history)
+    SELECT 'synthetic-' || i,
+      stem || ' ' || w2,
+      stem || ' ' || w2 || ' ' || (ARRAY['Inc.','Ltd','GmbH','SAS','Pte. Ltd.','Corp.'])[1 + abs(hashint4(i * 41)) % 6],
+      (ARRAY['Artificial Intelligence','Enterprise Software','Cybersecurity','Developer Tools','Semiconductors & Hardware',
+             'Cloud & Data Infrastructure','Fintech','Crypto & Blockchain','Consumer Internet','E-commerce & Retail','Gaming & Media',
+             'Aerospace & Defense','Space','Biotech & Healthcare','Mobility & Transportation','Energy & Climate','Robotics','Logistics',
+             'Real Estate & Proptech','Health & Fitness','Education'])[1 + abs(hashint4(i * 3)) % 21],
+      (ARRAY['San Francisco','New York','London','Berlin','Paris','Singapore','Bangalore','Tel Aviv','Toronto','Sydney'])[1 + abs(hashint4(i * 5)) % 10],
+      (ARRAY['United States','United States','United States','United Kingdom','Germany','France','Singapore','India','Israel','Canada','Australia','Brazil'])[1 + abs(hashint4(i * 7)) % 12],
+      (ARRAY['Venture Capital','Venture Capital','Venture Capital','Private Equity','Corporate','Founder-owned'])[1 + abs(hashint4(i * 11)) % 6],
+      1950 + abs(hashint4(i * 13)) % 76,
+      CASE WHEN abs(hashint4(i * 17)) % 4 = 0 THEN NULL ELSE 1 + abs(hashint4(i * 19)) % 50000 END,
+      CASE WHEN abs(hashint4(i * 23)) % 5 = 0 THEN NULL ELSE (10 ^ (6 + (abs(hashint4(i * 29)) % 600000) / 100000.0))::bigint END,
+      CASE WHEN abs(hashint4(i * 31)) % 3 = 0 THEN NULL ELSE (10 ^ (5 + (abs(hashint4(i * 37)) % 550000) / 100000.0))::bigint END,
+      '2026-01-01',
+      '{"keyInvestors": ["Synthetic Capital"]}'::jsonb,
+      '[]'::jsonb
+    FROM (
+      -- Names like real ones: a three-syllable stem (64,000 stems) and a sector word, so trigrams are
+      -- spread as in real company names instead of repeating a few words a million times.
+      SELECT i,
+        initcap((ARRAY['ka','lo','mi','ve','ra','zen','tor','qua','nex','lu','bri','sol','dex','ori','fy','tal','mar','co','vi','xa',
+                       'pel','gra','don','sy','ne','ul','tri','bel','or','is','an','ku','ro','fen','del','ax','mo','pri','sta','el'])[1 + abs(hashint4(i)) % 40]
+             || (ARRAY['ra','lin','to','ve','mi','ca','dor','sen','lex','pa','qui','ron','zo','tes','na','vi','gol','ber','li','su',
+                       'tra','kon','ma','fi','de','ix','pho','lum','cy','ga','ter','no','vel','ar','ru','sto','mey','ka','gen','lo'])[1 + abs(hashint4(i * 43)) % 40]
+             || (ARRAY['n','x','s','ia','on','ly','ta','um','io','ex','ar','is','a','o','ic','al','ra','ne','us','ix',
+                       'tt','ro','va','en','or','ax','li','ca','el','ma','do','sa','ze','bi','ko','te','mo','ri','ga','yo'])[1 + abs(hashint4(i * 47)) % 40]) AS stem,
+        (ARRAY['Labs','Systems','Robotics','Health','Energy','Dynamics','Networks','Bio','Pay','Cloud','Analytics','Motors','Works','AI','Security'])[1 + abs(hashint4(i * 2)) % 15] AS w2
+      FROM generate_series(1, ${rows}) AS i
+    ) g`);
+  await sql.unsafe('VACUUM ANALYZE companies');
+  const loadSeconds = (performance.now() - started) / 1000;
+  await sql.end();
+  return { database, loadSeconds };
+}
+
+function percentile(sorted: number[], p: number) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const { database, loadSeconds } = await prepare();
+if (loadSeconds) console.log(`loaded ${rows.toLocaleString()} companies in ${loadSeconds.toFixed(1)} s`);
+
+const config = loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'production', RATE_LIMIT_KEY_RPS: '1000000', RATE_LIMIT_KEY_BURST: '1000000' });
+const services = createServices({ config, database, rateLimiter: new MemoryRateLimiter(), logger: createLogger('silent') });
+const app = createApp(services);
+await ensureAccount(database.db, 'bench');
+await creditAccount(database.db, { accountId: 'bench', amountMicros: 1_000_000_000_000, reference: 'bench' });
+const key = (await createApiKey(database.db, { accountId: 'bench', name: 'bench' })).key;
+
+// Search queries taken from the data: a real name's first word, and a real stem with a typo.
+const [sample] = await database.db.select({ name: companies.name }).from(companies).where(eq(companies.id, Math.ceil(rows / 3)));
+const stem = sample!.name.split(' ')[0]!;
+const typo = stem.slice(0, 2) + stem.slice(3); // one letter dropped
+const cases: Array<[string, (i: number) => string]> = [
+  ['filtered list (industry + country + valuation range)', (i) => `/api/private-companies?industry=Fintech&country=Germany&minValuation=${1e8 + i}&maxValuation=1000000000000`],
+  ['filtered list, sorted by valuation desc', () => '/api/private-companies?industry=Robotics&sort=-valuationUsd'],
+  ['unfiltered list, first page', () => '/api/private-companies'],
+  ['deep offset page (offset 500,000)', (i) => `/api/private-companies?offset=${500_000 + i}`],
+  [`search, a name ("${stem}")`, () => `/api/private-companies/search?q=${encodeURIComponent(stem)}`],
+  [`search, close spelling ("${typo}")`, () => `/api/private-companies/search?q=${encodeURIComponent(typo)}`],
+  ['company by id', (i) => `/api/private-companies/${1 + ((i * 7919) % rows)}`],
+  ['stats', () => '/api/private-companies/stats'],
+  ['industries', () => '/api/private-companies/industries'],
+];
+
+const results: Array<{ name: string; p50: number; p99: number; max: number }> = [];
+for (const [name, path] of cases) {
+  const count = name === 'stats' || name.startsWith('industries') ? Math.min(requests, 50) : requests;
+  for (let i = 0; i < 5; i++) await app.handle(new Request(`http://localhost${path(i)}`, { headers: { 'x-api-key': key } }));
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const res = await app.handle(new Request(`http://localhost${path(i)}`, { headers: { 'x-api-key': key } }));
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status}`);
+    samples.push(performance.now() - started);
+  }
+  samples.sort((a, b) => a - b);
+  results.push({ name, p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples.at(-1)! });
+}
+
+console.log(`\n| case (${rows.toLocaleString()} companies, PostgreSQL, ${requests} sequential requests) | p50 ms | p99 ms | max ms |`);
+console.log('|---|---|---|---|');
+for (const r of results) console.log(`| ${r.name} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} |`);
+await database.close();
