@@ -27,9 +27,12 @@ export interface Database {
 
 export const migrationsFolder = new URL('./migrations', import.meta.url).pathname;
 
+/** Sees every statement with its parameters (tests use it to check query plans). */
+export type QueryObserver = (query: string, params: unknown[]) => void;
+
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolSize?: number }
-  | { kind: 'pglite'; dataDir?: string; client?: PGlite };
+  | { kind: 'postgres'; url: string; poolSize?: number; onQuery?: QueryObserver }
+  | { kind: 'pglite'; dataDir?: string; client?: PGlite; onQuery?: QueryObserver };
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if (target.kind === 'postgres') {
@@ -39,7 +42,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       // Fail fast when the server is unreachable instead of queueing requests for ever.
       connect_timeout: 5,
     });
-    const db = drizzlePostgres(client, { schema }) as unknown as Db;
+    const logger = target.onQuery ? { logQuery: target.onQuery } : undefined;
+    const db = drizzlePostgres(client, { schema, logger }) as unknown as Db;
     return {
       db,
       kind: 'postgres',
@@ -55,7 +59,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       extensions: { pg_trgm },
     });
   await client.waitReady;
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const logger = target.onQuery ? { logQuery: target.onQuery } : undefined;
+  const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
   return {
     db,
     kind: 'pglite',

@@ -16,9 +16,8 @@ CREATE INDEX "companies_valuation_desc_idx" ON "companies" USING btree ("valuati
 CREATE INDEX "companies_total_funding_desc_idx" ON "companies" USING btree ("total_funding_usd" desc nulls last,"id" desc);--> statement-breakpoint
 CREATE INDEX "companies_founded_year_desc_idx" ON "companies" USING btree ("founded_year" desc nulls last,"id" desc);--> statement-breakpoint
 CREATE INDEX "companies_employees_desc_idx" ON "companies" USING btree ("employees" desc nulls last,"id" desc);--> statement-breakpoint
-CREATE INDEX "companies_updated_at_desc_idx" ON "companies" USING btree ("updated_at" desc,"id" desc);--> statement-breakpoint
-CREATE INDEX "companies_name_desc_idx" ON "companies" USING btree (lower("name") desc,"id" desc);--> statement-breakpoint
-CREATE INDEX "companies_name_trgm_gist_idx" ON "companies" USING gist ("name" gist_trgm_ops);--> statement-breakpoint
+CREATE INDEX "companies_updated_at_desc_idx" ON "companies" USING btree ("updated_at" desc nulls last,"id" desc);--> statement-breakpoint
+CREATE INDEX "companies_name_desc_idx" ON "companies" USING btree (lower("name") desc nulls last,"id" desc);--> statement-breakpoint
 CREATE INDEX "companies_country_idx" ON "companies" USING btree ("country_key","id");--> statement-breakpoint
 CREATE INDEX "companies_backing_type_idx" ON "companies" USING btree ("backing_type_key","id");--> statement-breakpoint
 INSERT INTO "company_dataset_state" ("id", "version") VALUES (1, 0) ON CONFLICT DO NOTHING;

@@ -125,14 +125,11 @@ export const companies = pgTable(
     index('companies_total_funding_desc_idx').on(sql`${t.totalFundingUsd} desc nulls last`, sql`${t.id} desc`),
     index('companies_founded_year_desc_idx').on(sql`${t.foundedYear} desc nulls last`, sql`${t.id} desc`),
     index('companies_employees_desc_idx').on(sql`${t.employees} desc nulls last`, sql`${t.id} desc`),
-    index('companies_updated_at_desc_idx').on(sql`${t.updatedAt} desc`, sql`${t.id} desc`),
-    index('companies_name_desc_idx').on(sql`lower(${t.name}) desc`, sql`${t.id} desc`),
-    // Search: substring and close-spelling matches through trigram indexes (pg_trgm).
+    index('companies_updated_at_desc_idx').on(sql`${t.updatedAt} desc nulls last`, sql`${t.id} desc`),
+    index('companies_name_desc_idx').on(sql`lower(${t.name}) desc nulls last`, sql`${t.id} desc`),
+    // Search: substring (LIKE) and close-spelling (word similarity, <%) matches through GIN trigram indexes.
     index('companies_name_trgm_idx').using('gin', sql`lower(${t.name}) gin_trgm_ops`),
     index('companies_registered_name_trgm_idx').using('gin', sql`lower(${t.registeredName}) gin_trgm_ops`),
-    // Close spellings: nearest names by word-similarity distance (KNN order needs GiST). On the raw
-    // name (pg_trgm ignores case), so the planner never prefers it to the GIN index for LIKE.
-    index('companies_name_trgm_gist_idx').using('gist', sql`${t.name} gist_trgm_ops`),
   ],
 );
 

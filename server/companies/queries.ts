@@ -99,13 +99,12 @@ const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 /** At most this many close-spelling matches follow the direct matches of a search. */
 export const CLOSE_SPELLING_LIMIT = 100;
 /** Close spelling: word similarity of the query to the name of at least 0.5 (`antropic` → Anthropic). */
-export const CLOSE_SPELLING_MAX_DISTANCE = 0.5;
+export const CLOSE_SPELLING_MIN_WORD_SIMILARITY = 0.5;
 
 /**
  * Search over name and registeredName. Direct matches come first, ranked exact, then prefix, then
  * substring, each tier by name; then up to CLOSE_SPELLING_LIMIT close spellings of the name, closest
- * first. Direct matches use the GIN trigram indexes on lower(name)/lower(registered_name); close
- * spellings are a nearest-neighbour walk of the GiST index on name, stopped after the limit.
+ * first. Both kinds are found through the GIN trigram indexes on lower(name)/lower(registered_name).
  */
 export async function searchCompanies(db: Db, query: string, page: Page) {
   const q = query.toLowerCase();
@@ -120,16 +119,21 @@ export async function searchCompanies(db: Db, query: string, page: Page) {
     when ${name} = ${q} or ${registered} = ${q} then 0
     when ${name} like ${prefix} or ${registered} like ${prefix} then 1
     else 2 end`;
-  const distance = sql<number>`${q} <<-> ${companies.name}`;
+  const distance = sql<number>`${q} <<-> ${name}`;
 
-  const [[directCount], nearest] = await Promise.all([
+  const [[directCount], close] = await Promise.all([
     db.select({ total: count() }).from(companies).where(direct),
-    // Ordered by distance alone so the GiST index yields rows nearest-first and the scan stops at the limit.
-    db.select({ id: companies.id, distance }).from(companies).where(notDirect).orderBy(distance).limit(CLOSE_SPELLING_LIMIT),
+    // `<%` is indexable but reads its threshold from a setting, so set it for this transaction only.
+    db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`set local pg_trgm.word_similarity_threshold = ${CLOSE_SPELLING_MIN_WORD_SIMILARITY}`));
+      return tx
+        .select({ id: companies.id })
+        .from(companies)
+        .where(and(sql`${q} <% ${name}`, notDirect))
+        .orderBy(distance, asc(companies.id))
+        .limit(CLOSE_SPELLING_LIMIT);
+    }),
   ]);
-  const close = nearest
-    .filter((r) => r.distance <= CLOSE_SPELLING_MAX_DISTANCE)
-    .sort((a, b) => a.distance - b.distance || a.id - b.id);
   const directTotal = directCount?.total ?? 0;
 
   const rows: Company[] = [];
