@@ -138,7 +138,7 @@ export function createApp(services: Services) {
 
     for (const failure of scope.failures) {
       if (failure.body.status >= 500) {
-        logger.error('request failed', { requestId: scope.requestId, code: failure.body.code, error: describe(failure.cause) });
+        logger.error('request failed', { requestId: scope.requestId, code: failure.body.code, error: describeError(failure.cause) });
       }
     }
     logger.info('request', {
@@ -166,11 +166,16 @@ function withHeaders(response: Response, scope: RequestScope, corsHeaders: Heade
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
-/** Error detail for the log: name, message and the top of the stack, never request data. */
-function describe(error: unknown): string {
+/**
+ * Error detail for the log: name, message and the top of the stack, never request data. Query errors
+ * echo their bound parameters after "params:"; those are cut, since they may hold hashes or ciphertext.
+ */
+export function describeError(error: unknown): string {
   const chain: string[] = [];
   for (let e: any = error, depth = 0; e && depth < 4; e = e.cause, depth++) {
-    chain.push(`${e.name ?? 'Error'}: ${e.message ?? String(e)}${e.stack ? `\n${String(e.stack).split('\n').slice(1, 4).join('\n')}` : ''}`);
+    const message = String(e.message ?? e).split(/\nparams:/)[0];
+    const frames = String(e.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 3);
+    chain.push([`${e.name ?? 'Error'}: ${message}`, ...frames].join('\n'));
   }
   return chain.join('\ncaused by ');
 }

@@ -166,3 +166,15 @@ describe('health', () => {
     expectErrorBody(await json(res), res.status, res.status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL_ERROR');
   });
 });
+
+describe('error logging', () => {
+  test('logged errors never carry query parameters', async () => {
+    const { describeError } = await import('../server/app.ts');
+    const cause = Object.assign(new Error('duplicate key value'), { name: 'PostgresError' });
+    const error = Object.assign(new Error('Failed query: select * from api_keys where key_hash = $1\nparams: 9f86d081884c7d65'), { cause });
+    const text = describeError(error);
+    expect(text).toContain('Failed query');
+    expect(text).toContain('duplicate key value');
+    expect(text).not.toContain('9f86d081884c7d65');
+  });
+});

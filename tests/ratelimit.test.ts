@@ -108,3 +108,18 @@ describe('across instances', () => {
     await limiter.close();
   });
 });
+
+describe('when the limiter store is down', () => {
+  test('requests are served unlimited, billed as usual, and the log says why', async () => {
+    const lines: string[] = [];
+    const broken = { take: async () => Promise.reject(new Error('ECONNREFUSED 127.0.0.1:6390')), close: async () => {} };
+    const app = await createTestApp({}, { rateLimiter: broken, logLines: lines });
+    apps.push(app);
+    const acct = await fundedAccount(app);
+    const res = await app.request('/api/billing', { headers: acct.headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-cost-usd')).toBe('0.002');
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+    expect(lines.some((l) => l.includes('rate limiter unavailable'))).toBe(true);
+  });
+});

@@ -29,7 +29,15 @@ function isDashboardKey(ctx: RequestContext, key: string): boolean {
 }
 
 async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRule) {
-  const decision = await ctx.services.rateLimiter.take(bucket, rule);
+  let decision;
+  try {
+    decision = await ctx.services.rateLimiter.take(bucket, rule);
+  } catch (error) {
+    // The bucket store (Redis) is unreachable: serve the request unlimited rather than fail it.
+    // Billing still guards every charge; the log says why limits were not applied.
+    ctx.services.logger.warn('rate limiter unavailable; request not limited', { requestId: ctx.requestId, error: String((error as Error).message ?? error) });
+    return;
+  }
   ctx.resHeaders.set('RateLimit-Limit', String(decision.limit));
   ctx.resHeaders.set('RateLimit-Remaining', String(decision.remaining));
   ctx.resHeaders.set('RateLimit-Reset', String(decision.resetSeconds));
