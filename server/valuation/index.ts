@@ -1,0 +1,4 @@
+/** The shared valuation module: weights, quotes, slippage and order sizing. Pure; no I/O. */
+export * from './weights.ts';
+export * from './quote.ts';
+export * from './sizing.ts';
