@@ -4,3 +4,4 @@
  */
 export * from './tables/accounts.ts';
 export * from './tables/companies.ts';
+export * from './tables/events.ts';

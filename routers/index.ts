@@ -8,6 +8,7 @@ import { billingRouter } from './billing.ts';
 import { keysRouter } from './keys.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
+import { tradingMarketRouter } from './trading-market.ts';
 import { usageRouter } from './usage.ts';
 
 export const appRouter = router({
@@ -17,6 +18,7 @@ export const appRouter = router({
   keys: keysRouter,
   accounts: accountsRouter,
   privateCompanies: privateCompaniesRouter,
+  tradingMarket: tradingMarketRouter,
 });
 
 export type AppRouter = typeof appRouter;

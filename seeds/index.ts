@@ -5,6 +5,7 @@
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../server/lib/logger.ts';
 import { companiesSeed } from './companies.ts';
+import { eventsSeed } from './events.ts';
 
 export interface SeedStep {
   name: string;
@@ -12,7 +13,7 @@ export interface SeedStep {
 }
 
 /** The steps, in dependency order. Each data area registers its step here. */
-export const seedSteps: SeedStep[] = [companiesSeed];
+export const seedSteps: SeedStep[] = [companiesSeed, eventsSeed];
 
 export async function seedDatabase(db: Db, logger: Logger, steps: SeedStep[] = seedSteps) {
   for (const step of steps) {

@@ -100,6 +100,20 @@ const envSchema = z.object({
   SEED_ON_START: boolean(true),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   MAX_BODY_BYTES: int(1_048_576, 1024, 100 * 1_048_576),
+  VENUE: z.enum(['paper'], { error: 'must be paper (polymarket arrives with the venue adapter)' }).default('paper'),
+  PAPER_SEED: int(1, 0, 2 ** 31 - 1),
+  PAPER_DRIFT: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const n = v === undefined ? 0 : /^\d+(\.\d+)?$/.test(v) ? Number(v) : NaN;
+      if (!(n >= 0 && n <= 0.5)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a price amplitude from 0 to 0.5' });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  MARKET_DATA_TTL_MS: int(2000, 0, 600_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -128,6 +142,9 @@ export interface Config {
   seedOnStart: boolean;
   shutdownTimeoutMs: number;
   maxBodyBytes: number;
+  venue: 'paper';
+  paper: { seed: number; drift: number };
+  marketDataTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -166,5 +183,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedOnStart: e.SEED_ON_START,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    venue: e.VENUE,
+    paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT },
+    marketDataTtlMs: e.MARKET_DATA_TTL_MS,
   };
 }

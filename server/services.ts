@@ -6,6 +6,9 @@ import { AggregateCache } from './companies/aggregate-cache.ts';
 import type { Config } from './config.ts';
 import type { Database } from '../db/client.ts';
 import type { Logger } from './lib/logger.ts';
+import { MarketData } from './market/market-data.ts';
+import { createVenue } from './venues/index.ts';
+import type { Venue } from './venues/venue.ts';
 import type { RateLimiter } from './ratelimit/rate-limiter.ts';
 
 export interface Services {
@@ -17,12 +20,23 @@ export interface Services {
   dashboardKeyDigests: Uint8Array[];
   /** Company aggregates, valid while the dataset version is unchanged. */
   companyAggregates: AggregateCache;
+  /** Events and order books, refreshed at most once per MARKET_DATA_TTL_MS. */
+  marketData: MarketData;
 }
 
 export function digestOf(text: string): Uint8Array {
   return new Bun.CryptoHasher('sha256').update(text).digest() as Uint8Array;
 }
 
-export function createServices(parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates'>): Services {
-  return { ...parts, dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf), companyAggregates: new AggregateCache() };
+export function createServices(
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData'>,
+  options: { venue?: Venue; now?: () => number } = {},
+): Services {
+  const venue = options.venue ?? createVenue(parts.config, parts.database.db);
+  return {
+    ...parts,
+    dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf),
+    companyAggregates: new AggregateCache(),
+    marketData: new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now),
+  };
 }

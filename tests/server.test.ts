@@ -110,6 +110,8 @@ describe('a running server', () => {
     expect(billing).toMatchObject({ usageCount: 1, balanceUsd: 1.018 });
     // The second start seeds nothing twice.
     expect(await second.waitFor((l) => l.msg === 'seeded' && l.step === 'companies')).toMatchObject({ inserted: 0, updated: 0 });
+    expect(await first.waitFor((l) => l.msg === 'seeded' && l.step === 'events')).toMatchObject({ inserted: 17, updated: 0 });
+    expect(await second.waitFor((l) => l.msg === 'seeded' && l.step === 'events')).toMatchObject({ inserted: 0, updated: 0 });
     const stats = await fetch(`${second.url}/api/private-companies/stats`, { headers: { 'x-api-key': created.key } }).then((r) => r.json());
     expect(stats.totalCompanies).toBe(seededFirst.inserted);
     expect(await second.stop()).toBe(0);

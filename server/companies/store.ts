@@ -5,6 +5,7 @@
 import { getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies } from '../../db/schema.ts';
+import { canonicalJson } from '../lib/canonical-json.ts';
 import { bumpDatasetVersion } from './aggregate-cache.ts';
 import { COMPANY_FIELDS, type CompanyRecord } from './record.ts';
 
@@ -19,15 +20,6 @@ function toRow(record: CompanyRecord) {
   const row: Record<string, unknown> = {};
   for (const field of COMPANY_FIELDS) row[field] = record[field] ?? null;
   return row as typeof companies.$inferInsert;
-}
-
-/** Key-order-insensitive JSON, to tell an unchanged row from a changed one. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 const BATCH = 500;
@@ -49,7 +41,7 @@ export async function upsertCompanies(db: Db, records: CompanyRecord[], onProgre
           report.added++;
           return true;
         }
-        const same = COMPANY_FIELDS.every((f) => canonical(current[f as keyof typeof current]) === canonical(row[f as keyof typeof row]));
+        const same = COMPANY_FIELDS.every((f) => canonicalJson(current[f as keyof typeof current]) === canonicalJson(row[f as keyof typeof row]));
         report[same ? 'unchanged' : 'updated']++;
         return !same;
       });

@@ -1,0 +1,54 @@
+/**
+ * IPO valuation events (interface.md "Valuation event", decisions §6) and their bands. A band's `id`
+ * is the venue token it trades as: the real token id where known, else a stable paper id.
+ */
+import { doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+export interface EventVenueMapping {
+  name: string;
+  eventSlug: string | null;
+  gammaEventId: number | null;
+  negRisk: boolean | null;
+  /** `bands` (exclusive outcomes) or `ladder` ("above $X" markets converted to bands). */
+  structure: 'bands' | 'ladder';
+}
+
+export interface BandVenueMapping {
+  tokenId: string | null;
+  conditionId: string | null;
+  question: string | null;
+  threshold: number | null;
+}
+
+export const events = pgTable('events', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  company: text('company').notNull(),
+  companySourceId: text('company_source_id'),
+  status: text('status', { enum: ['open', 'closed', 'resolved'] }).notNull(),
+  resolvedBandIndex: integer('resolved_band_index'),
+  endDate: timestamp('end_date', { withTimezone: true, mode: 'date' }),
+  volumeUsd: doublePrecision('volume_usd'),
+  venue: jsonb('venue').$type<EventVenueMapping>().notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const eventBands = pgTable(
+  'event_bands',
+  {
+    eventId: text('event_id')
+      .notNull()
+      .references(() => events.id),
+    bandIndex: integer('band_index').notNull(),
+    id: text('id').notNull(),
+    label: text('label').notNull(),
+    /** Billions of USD. */
+    minValuation: doublePrecision('min_valuation').notNull(),
+    maxValuation: doublePrecision('max_valuation'),
+    /** The price the paper venue centres its book on (the last public price, or a stated guess). */
+    seedPrice: doublePrecision('seed_price').notNull(),
+    venue: jsonb('venue').$type<BandVenueMapping>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.bandIndex] }), uniqueIndex('event_bands_id_idx').on(t.id), index('event_bands_event_idx').on(t.eventId)],
+);

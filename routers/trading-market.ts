@@ -1,0 +1,111 @@
+/**
+ * Public market data (interface.md "Trading market data", decisions §6): events, one event's
+ * valuation, and every event's summary. Unbilled; limited per client IP.
+ */
+import { z } from 'zod';
+import { allValuations, eventIn, eventSummary, eventValuation } from '../server/market/valuation-view.ts';
+import { router } from '../server/trpc/init.ts';
+import { publicProcedure } from '../server/trpc/procedures.ts';
+import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
+import { isoString, noInput, optionalParams } from './params.ts';
+
+const TAGS = ['Trading market data'];
+
+/** A floor in [0, 1], as a JSON number or a decimal string; failures are INVALID_FLOOR. */
+const floor = (description: string) =>
+  z
+    .preprocess((v) => (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v) ? Number(v) : v), z.number().min(0).max(1))
+    .optional()
+    .meta({ description });
+
+const band = z.object({ id: z.string(), label: z.string(), minValuation: z.number(), maxValuation: z.number().nullable() });
+const event = z.object({
+  id: z.string(),
+  name: z.string(),
+  company: z.string(),
+  status: z.enum(['open', 'closed', 'resolved']),
+  endDate: isoString().nullable(),
+  venue: z.object({ name: z.string(), eventSlug: z.string().nullable() }),
+  bands: z.array(band),
+});
+const percent = () => z.number().nullable().meta({ description: 'Percent; null when the cost is 0' });
+const sideSlippage = z.object({ buyCost: z.number(), sellValue: z.number(), spread: z.number(), spreadPercent: z.number() });
+
+export const tradingMarketRouter = router({
+  events: publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/events', tags: TAGS, summary: 'Supported IPO valuation events and their bands' } })
+    .input(noInput())
+    .output(z.object({ events: z.array(event) }))
+    .query(async ({ ctx }) => ({ events: (await ctx.services.marketData.snapshot()).events.map(eventSummary) })),
+
+  valuation: publicProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/trading/valuation', tags: TAGS, summary: 'Band prices, costs, returns, slippage and breakdown of one event', errorResponses: [404] },
+    })
+    .input(
+      optionalParams({
+        eventSlug: z.string().min(1).max(200).meta({ description: 'Event id (or the venue event slug)' }),
+        floorL: floor('LONG floor for this quote, 0 to 1 (default 0.20)'),
+        floorS: floor('SHORT floor for this quote, 0 to 1 (default 0.15)'),
+      }),
+    )
+    .output(
+      z.object({
+        event: z.object({ name: z.string(), slug: z.string(), numBands: z.number().int() }),
+        bands: z.array(z.object({ bandIndex: z.number().int(), label: z.string(), price: z.number(), tokenId: z.string() })),
+        valuation: z.object({
+          longCost: z.number(),
+          shortCost: z.number(),
+          bestLongReturn: percent(),
+          worstLongReturn: percent(),
+          bestShortReturn: percent(),
+          worstShortReturn: percent(),
+        }),
+        slippage: z.object({
+          long: sideSlippage,
+          short: sideSlippage,
+          bandPrices: z.array(z.object({ bandIndex: z.number().int(), bid: z.number(), ask: z.number() })),
+        }),
+        breakdown: z.array(
+          z.object({
+            bandIndex: z.number().int(),
+            label: z.string(),
+            minValuation: z.number(),
+            maxValuation: z.number().nullable(),
+            midpoint: z.number(),
+            price: z.number(),
+            longWeight: z.number(),
+            shortWeight: z.number(),
+            longCostContrib: z.number(),
+            shortCostContrib: z.number(),
+            longAllocation: z.number(),
+            shortAllocation: z.number(),
+            longReturnIfWins: percent(),
+            shortReturnIfWins: percent(),
+          }),
+        ),
+        impliedValuation: z.number().nullable().meta({ description: 'Billions of USD' }),
+        settings: z.object({ floorL: z.number(), floorS: z.number() }),
+        totalVolume: z.number(),
+        endDate: isoString().nullable(),
+        timestamp: isoString(),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const snapshot = await ctx.services.marketData.snapshot();
+      const floors = { floorL: input.floorL ?? DEFAULT_FLOORS.floorL, floorS: input.floorS ?? DEFAULT_FLOORS.floorS };
+      return eventValuation(eventIn(snapshot, input.eventSlug), snapshot, floors);
+    }),
+
+  valuationAll: publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/valuation/all', tags: TAGS, summary: 'Implied valuation and costs of every event (default floors)' } })
+    .input(noInput())
+    .output(
+      z.object({
+        valuations: z.array(
+          z.object({ eventId: z.string(), impliedValuation: z.number().nullable(), longCost: z.number(), shortCost: z.number(), updatedAt: isoString() }),
+        ),
+      }),
+    )
+    .query(async ({ ctx }) => ({ valuations: allValuations(await ctx.services.marketData.snapshot(), DEFAULT_FLOORS) })),
+});

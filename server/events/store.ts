@@ -1,0 +1,62 @@
+/** Writing events: an idempotent upsert of events and their bands (keyed by event id and band index). */
+import { and, eq, gte, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { eventBands, events } from '../../db/schema.ts';
+import { canonicalJson } from '../lib/canonical-json.ts';
+import { bandIdOf, type EventRecord } from './record.ts';
+
+export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ inserted: number; updated: number }> {
+  let inserted = 0;
+  let updated = 0;
+  await db.transaction(async (tx) => {
+    for (const e of records) {
+      const row = {
+        id: e.id,
+        name: e.name,
+        company: e.company,
+        companySourceId: e.companySourceId,
+        status: e.status,
+        resolvedBandIndex: e.resolvedBandIndex,
+        endDate: e.endDate ? new Date(e.endDate) : null,
+        volumeUsd: e.volumeUsd,
+        venue: e.venue,
+      };
+      const [existing] = await tx.select().from(events).where(eq(events.id, e.id));
+      const bands = e.bands.map((b, i) => ({
+        eventId: e.id,
+        bandIndex: i,
+        id: bandIdOf(e.id, i, b.venue.tokenId),
+        label: b.label,
+        minValuation: b.minValuation,
+        maxValuation: b.maxValuation,
+        seedPrice: b.seedPrice,
+        venue: b.venue,
+      }));
+      const currentBands = existing ? await tx.select().from(eventBands).where(eq(eventBands.eventId, e.id)).orderBy(eventBands.bandIndex) : [];
+      const same =
+        existing !== undefined &&
+        canonicalJson(row) === canonicalJson(pick(existing, Object.keys(row))) &&
+        canonicalJson(bands) === canonicalJson(currentBands.map((b) => pick(b, Object.keys(bands[0]!))));
+      if (same) continue;
+      if (existing) {
+        updated++;
+        await tx.update(events).set({ ...row, updatedAt: sql`now()` }).where(eq(events.id, e.id));
+        await tx.delete(eventBands).where(and(eq(eventBands.eventId, e.id), gte(eventBands.bandIndex, bands.length)));
+      } else {
+        inserted++;
+        await tx.insert(events).values(row);
+      }
+      for (const band of bands) {
+        await tx
+          .insert(eventBands)
+          .values(band)
+          .onConflictDoUpdate({ target: [eventBands.eventId, eventBands.bandIndex], set: { ...band } });
+      }
+    }
+  });
+  return { inserted, updated };
+}
+
+function pick(row: Record<string, unknown>, keys: string[]) {
+  return Object.fromEntries(keys.map((k) => [k, row[k]]));
+}
