@@ -5,3 +5,4 @@
 export * from './tables/accounts.ts';
 export * from './tables/companies.ts';
 export * from './tables/events.ts';
+export * from './tables/paper.ts';

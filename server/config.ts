@@ -114,6 +114,17 @@ const envSchema = z.object({
       return n;
     }),
   MARKET_DATA_TTL_MS: int(2000, 0, 600_000),
+  PAPER_STARTING_BALANCE_USD: z
+    .string()
+    .default('10000')
+    .transform((v, ctx) => {
+      const micros = parseUsd(v);
+      if (micros === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be a decimal USD amount, e.g. 10000' });
+        return z.NEVER;
+      }
+      return micros;
+    }),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -143,7 +154,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   maxBodyBytes: number;
   venue: 'paper';
-  paper: { seed: number; drift: number };
+  paper: { seed: number; drift: number; startingBalanceMicros: number };
   marketDataTtlMs: number;
 }
 
@@ -184,7 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     venue: e.VENUE,
-    paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT },
+    paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
   };
 }

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { loadEvents } from '../seeds/events.ts';
 import type { EventRecord } from '../server/events/record.ts';
 import { PaperVenue } from '../server/venues/paper.ts';
-import type { Venue } from '../server/venues/venue.ts';
 import { createTestApp, json, trpcClient, type TestApp } from './harness/app.ts';
 
 let t: TestApp;
@@ -17,17 +16,13 @@ let venueCalls = 0;
 beforeAll(async () => {
   seeded = await loadEvents();
   // The real paper venue, counted, with a clock the tests move.
-  let inner: Venue;
-  const counted: Venue = {
-    name: 'paper',
-    rules: { shareStepMicros: 10_000, minOrderMicros: 5_000_000 },
-    getOrderBooks: async (ids) => {
+  class CountedPaperVenue extends PaperVenue {
+    override async getOrderBooks(ids: string[]) {
       venueCalls++;
-      return inner.getOrderBooks(ids);
-    },
-  };
-  t = await createTestApp({ MARKET_DATA_TTL_MS: '2000' }, { venue: counted, now: () => clock });
-  inner = new PaperVenue({
+      return super.getOrderBooks(ids);
+    }
+  }
+  const venue = new CountedPaperVenue({
     seed: 1,
     drift: 0,
     now: () => clock,
@@ -37,6 +32,7 @@ beforeAll(async () => {
       return new Map(ids.map((id) => [id, prices.get(id)!]));
     },
   });
+  t = await createTestApp({ MARKET_DATA_TTL_MS: '2000' }, { venue, now: () => clock });
 });
 afterAll(() => t.close());
 

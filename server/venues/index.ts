@@ -8,6 +8,8 @@ import type { Venue } from './venue.ts';
 /** The venue named by VENUE. The paper venue centres its books on the bands' seed prices. */
 export function createVenue(config: Config, db: Db): Venue {
   return new PaperVenue({
+    db,
+    startingBalanceMicros: config.paper.startingBalanceMicros,
     seed: config.paper.seed,
     drift: config.paper.drift,
     referencePrices: async (tokenIds) => {

@@ -4,8 +4,14 @@
  * quotes five levels a side, one tick apart, with sizes growing away from the top, so large orders
  * walk the book. Tick 0.01; minimum order 5 shares.
  */
+import type { Db } from '../../db/client.ts';
+import { ApiError } from '../errors.ts';
 import type { VenueRules } from '../valuation/index.ts';
-import type { OrderBook, Venue } from './venue.ts';
+import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, placePaperOrder } from './paper-ledger.ts';
+import type { MarketableOrder, OrderBook, Venue, VenueCredentials, VenueOrder } from './venue.ts';
+
+/** The one API key the paper venue refuses, so INVALID_CREDENTIALS can be tested end to end. */
+export const PAPER_REFUSED_API_KEY = 'paper-refused';
 
 export const PAPER_RULES: VenueRules = { shareStepMicros: 10_000, minOrderMicros: 5_000_000 };
 const TICK = 10_000; // 0.01 in micro-USD
@@ -26,6 +32,10 @@ export function stableHash(seed: number, text: string): number {
 }
 
 export interface PaperVenueOptions {
+  /** Where the paper ledger lives; without it the venue only serves order books. */
+  db?: Db;
+  /** Collateral a new paper account starts with, in micro-USD. */
+  startingBalanceMicros?: number;
   seed: number;
   /** Amplitude of the price drift (0 = none): the reference price moves by up to ± this much. */
   drift: number;
@@ -71,5 +81,51 @@ export class PaperVenue implements Venue {
   async getOrderBooks(tokenIds: string[]): Promise<Map<string, OrderBook>> {
     const references = await this.options.referencePrices(tokenIds);
     return new Map(tokenIds.map((id) => [id, this.book(id, references.get(id))]));
+  }
+
+  async checkCredentials(credentials: VenueCredentials): Promise<void> {
+    if (credentials.apiKey === PAPER_REFUSED_API_KEY) throw new ApiError('INVALID_CREDENTIALS', 'The venue refused these credentials');
+  }
+
+  /** The paper account of these credentials, opened with the starting balance on first use. */
+  private async account(credentials: VenueCredentials): Promise<{ db: Db; key: string }> {
+    await this.checkCredentials(credentials);
+    const db = this.options.db;
+    if (!db) throw new Error('this paper venue has no ledger database');
+    await ensurePaperAccount(db, credentials.apiKey, this.options.startingBalanceMicros ?? 0);
+    return { db, key: credentials.apiKey };
+  }
+
+  async placeOrder(credentials: VenueCredentials, order: MarketableOrder): Promise<VenueOrder> {
+    const { db, key } = await this.account(credentials);
+    const book = (await this.getOrderBooks([order.tokenId])).get(order.tokenId)!;
+    try {
+      return await placePaperOrder(db, key, book, order, this.rules);
+    } catch (error) {
+      // The same client order id placed concurrently: the other placement won; report its result.
+      const existing = await findPaperOrder(db, key, order.clientOrderId);
+      if (existing) return existing;
+      throw error;
+    }
+  }
+
+  async getOrder(credentials: VenueCredentials, clientOrderId: string) {
+    const { db, key } = await this.account(credentials);
+    return findPaperOrder(db, key, clientOrderId);
+  }
+
+  async cancelOrder(credentials: VenueCredentials, clientOrderId: string) {
+    const { db, key } = await this.account(credentials);
+    return cancelPaperOrder(db, key, clientOrderId);
+  }
+
+  async getCollateral(credentials: VenueCredentials) {
+    const { db, key } = await this.account(credentials);
+    return paperCollateral(db, key);
+  }
+
+  async getTokenBalances(credentials: VenueCredentials, tokenIds: string[]) {
+    const { db, key } = await this.account(credentials);
+    return paperTokenBalances(db, key, tokenIds);
   }
 }

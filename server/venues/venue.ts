@@ -14,11 +14,58 @@ export interface OrderBook {
   tickMicros: number;
 }
 
+/** The caller's stored venue credentials (decrypted only for the call). */
+export interface VenueCredentials {
+  apiKey: string;
+  secret: string;
+  passphrase: string;
+}
+
+export type OrderSide = 'BUY' | 'SELL';
+export type VenueOrderStatus = 'PENDING' | 'MATCHED' | 'CANCELLED' | 'REJECTED';
+
+export interface MarketableOrder {
+  /** Ours, unique per venue account: placing the same id again returns the first order. */
+  clientOrderId: string;
+  tokenId: string;
+  side: OrderSide;
+  sharesMicros: number;
+  /** Worst acceptable price: BUY pays at most this, SELL takes at least this. */
+  limitPriceMicros: number;
+  /** FOK: all or nothing. FAK: fill what the book allows now, cancel the rest. */
+  timeInForce: 'FOK' | 'FAK';
+}
+
+export interface VenueOrder {
+  venueOrderId: string;
+  clientOrderId: string;
+  tokenId: string;
+  side: OrderSide;
+  status: VenueOrderStatus;
+  requestedMicros: number;
+  filledMicros: number;
+  /** USD paid (BUY) or received (SELL) for the filled shares. */
+  notionalMicros: number;
+  feesMicros: number;
+  /** Why a REJECTED order was refused: `insufficient-balance`, `insufficient-shares`, `no-liquidity`, `below-minimum`, `invalid`. */
+  reason: string | null;
+}
+
 export interface Venue {
   readonly name: 'paper' | 'polymarket';
   readonly rules: VenueRules;
   /** Books for many tokens in one round trip. Unknown tokens come back with empty sides. */
   getOrderBooks(tokenIds: string[]): Promise<Map<string, OrderBook>>;
+  /** Throws ApiError INVALID_CREDENTIALS when the venue refuses them. */
+  checkCredentials(credentials: VenueCredentials): Promise<void>;
+  placeOrder(credentials: VenueCredentials, order: MarketableOrder): Promise<VenueOrder>;
+  /** The venue's current view of an order we placed (by our client order id). */
+  getOrder(credentials: VenueCredentials, clientOrderId: string): Promise<VenueOrder | null>;
+  cancelOrder(credentials: VenueCredentials, clientOrderId: string): Promise<VenueOrder | null>;
+  /** Stablecoin collateral available to trade, in micro-USD. */
+  getCollateral(credentials: VenueCredentials): Promise<number>;
+  /** Shares held per token, in micro-shares (tokens not held are 0). */
+  getTokenBalances(credentials: VenueCredentials, tokenIds: string[]): Promise<Map<string, number>>;
 }
 
 /** Best bid (0 when none) and best ask (1 when none) as prices, per decisions §6. */

@@ -1,0 +1,50 @@
+/**
+ * The paper venue's own ledger: what a simulated exchange would hold for each venue account.
+ * Kept in the database so that it survives restarts and can be reconciled against our records.
+ * Collateral and shares only move through conditional writes (never below zero).
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, check, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+const micros = (name: string) => bigint(name, { mode: 'number' });
+
+export const paperAccounts = pgTable(
+  'paper_accounts',
+  {
+    /** The venue account: the API key of the stored venue credentials. */
+    accountKey: text('account_key').primaryKey(),
+    collateralMicros: micros('collateral_micros').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [check('paper_accounts_collateral_non_negative', sql`${t.collateralMicros} >= 0`)],
+);
+
+export const paperHoldings = pgTable(
+  'paper_holdings',
+  {
+    accountKey: text('account_key').notNull(),
+    tokenId: text('token_id').notNull(),
+    sharesMicros: micros('shares_micros').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountKey, t.tokenId] }), check('paper_holdings_non_negative', sql`${t.sharesMicros} >= 0`)],
+);
+
+export const paperOrders = pgTable(
+  'paper_orders',
+  {
+    id: text('id').primaryKey(),
+    accountKey: text('account_key').notNull(),
+    /** The caller's id for the order: placing the same one twice returns the first result. */
+    clientOrderId: text('client_order_id').notNull(),
+    tokenId: text('token_id').notNull(),
+    side: text('side', { enum: ['BUY', 'SELL'] }).notNull(),
+    requestedMicros: micros('requested_micros').notNull(),
+    filledMicros: micros('filled_micros').notNull(),
+    /** USD paid (BUY) or received (SELL) for the filled shares. */
+    notionalMicros: micros('notional_micros').notNull(),
+    status: text('status', { enum: ['PENDING', 'MATCHED', 'CANCELLED', 'REJECTED'] }).notNull(),
+    reason: text('reason'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('paper_orders_client_idx').on(t.accountKey, t.clientOrderId)],
+);
