@@ -45,6 +45,19 @@ const rate = (fallback: number) =>
       return n;
     });
 
+const usdAmount = (fallback: string, example: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      const micros = parseUsd(v);
+      if (micros === undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be a decimal USD amount with at most 6 decimals, e.g. ${example}` });
+        return z.NEVER;
+      }
+      return micros;
+    });
+
 const origin = z.string().refine((o) => {
   try {
     const u = new URL(o);
@@ -73,17 +86,7 @@ const envSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
     .optional(),
-  COST_PER_REQUEST_USD: z
-    .string()
-    .default('0.002')
-    .transform((v, ctx) => {
-      const micros = parseUsd(v);
-      if (micros === undefined) {
-        ctx.addIssue({ code: 'custom', message: 'must be a decimal USD amount with at most 6 decimals, e.g. 0.002' });
-        return z.NEVER;
-      }
-      return micros;
-    }),
+  COST_PER_REQUEST_USD: usdAmount('0.002', '0.002'),
   CORS_ORIGINS: z.string().optional().transform(csv).pipe(z.array(origin)),
   REDIS_URL: z
     .string()
@@ -114,17 +117,7 @@ const envSchema = z.object({
       return n;
     }),
   MARKET_DATA_TTL_MS: int(2000, 0, 600_000),
-  PAPER_STARTING_BALANCE_USD: z
-    .string()
-    .default('10000')
-    .transform((v, ctx) => {
-      const micros = parseUsd(v);
-      if (micros === undefined) {
-        ctx.addIssue({ code: 'custom', message: 'must be a decimal USD amount, e.g. 10000' });
-        return z.NEVER;
-      }
-      return micros;
-    }),
+  PAPER_STARTING_BALANCE_USD: usdAmount('10000', '10000'),
 });
 
 export type Env = z.input<typeof envSchema>;

@@ -20,32 +20,31 @@ export interface VenueRules {
   minOrderMicros: number;
 }
 
-/** Cost in micro-USD of taking `shares` micro-shares from `levels` (best first), or null if too thin. */
-export function costToBuy(levels: BookLevel[], shares: number): number | null {
+/** Takes up to `shares` from `levels` (best first): shares filled and Σ shares·price (micro² units). */
+function walk(levels: BookLevel[], shares: number): { filled: bigint; amount: bigint; remaining: bigint } {
   let remaining = BigInt(shares);
-  let cost = 0n;
+  let amount = 0n;
   for (const level of levels) {
     if (remaining === 0n) break;
     const take = remaining < BigInt(level.sizeMicros) ? remaining : BigInt(level.sizeMicros);
-    cost += take * BigInt(level.priceMicros);
+    amount += take * BigInt(level.priceMicros);
     remaining -= take;
   }
+  return { filled: BigInt(shares) - remaining, amount, remaining };
+}
+
+/** Cost in micro-USD of taking `shares` micro-shares from `levels` (best first), or null if too thin. */
+export function costToBuy(levels: BookLevel[], shares: number): number | null {
+  const { amount, remaining } = walk(levels, shares);
   if (remaining > 0n) return null;
   // Round a fraction of a micro-USD up: the buyer never pays less than the book says.
-  return Number((cost + BigInt(MICRO) - 1n) / BigInt(MICRO));
+  return Number((amount + BigInt(MICRO) - 1n) / BigInt(MICRO));
 }
 
 /** Proceeds in micro-USD of selling `shares` into `levels` (best bid first), rounded down. */
 export function proceedsOfSale(levels: BookLevel[], shares: number): { proceeds: number; filled: number } {
-  let remaining = BigInt(shares);
-  let proceeds = 0n;
-  for (const level of levels) {
-    if (remaining === 0n) break;
-    const take = remaining < BigInt(level.sizeMicros) ? remaining : BigInt(level.sizeMicros);
-    proceeds += take * BigInt(level.priceMicros);
-    remaining -= take;
-  }
-  return { proceeds: Number(proceeds / BigInt(MICRO)), filled: shares - Number(remaining) };
+  const { amount, filled } = walk(levels, shares);
+  return { proceeds: Number(amount / BigInt(MICRO)), filled: Number(filled) };
 }
 
 /** Micro-shares of band i for U micro-units: w·U rounded down to the share step. */
