@@ -9,6 +9,7 @@ import { keysRouter } from './keys.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
 import { tradingMarketRouter } from './trading-market.ts';
+import { tradingSettingsRouter } from './trading-settings.ts';
 import { usageRouter } from './usage.ts';
 
 export const appRouter = router({
@@ -19,6 +20,7 @@ export const appRouter = router({
   accounts: accountsRouter,
   privateCompanies: privateCompaniesRouter,
   tradingMarket: tradingMarketRouter,
+  tradingSettings: tradingSettingsRouter,
 });
 
 export type AppRouter = typeof appRouter;

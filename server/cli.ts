@@ -7,6 +7,8 @@
  *   npm run cli -- credit      --account acme --usd 25 --reference wire-2026-11-22
  *   npm run cli -- set-rate    --account acme --usd 0.001
  *   npm run cli -- show        --account acme
+ *   npm run cli -- reencrypt-credentials   (after setting a new TRADING_ENCRYPTION_KEY and listing
+ *                                           the old one in TRADING_ENCRYPTION_PREVIOUS_KEYS)
  *
  * Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage errors).
  */
@@ -15,11 +17,13 @@ import { creditAccount, ensureAccount, getAccount, setAccountRate } from './acco
 import { createApiKey, listApiKeys, revokeApiKey } from './accounts/api-keys.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { ApiError } from './errors.ts';
+import { reencryptAllCredentials } from './trading/credentials.ts';
 import { microsToUsd, parseUsd } from './lib/money.ts';
 import type { Services } from './services.ts';
 import { closeServices, openServices } from './start.ts';
 
-const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]`;
+const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]
+       cli reencrypt-credentials`;
 
 export class UsageError extends Error {}
 
@@ -43,6 +47,9 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
   });
   const db = services.database.db;
   const command = positionals[0];
+  if (command === 'reencrypt-credentials') {
+    return { ...(await reencryptAllCredentials(db, services.credentialCipher)), keyId: services.credentialCipher.currentKeyId };
+  }
   const accountId = required(values.account, 'account');
   if (!/^[A-Za-z0-9._:@-]{1,128}$/.test(accountId)) throw new UsageError('--account must be 1-128 characters of A-Z a-z 0-9 . _ : @ -');
   switch (command) {

@@ -86,6 +86,11 @@ const envSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
     .optional(),
+  TRADING_ENCRYPTION_PREVIOUS_KEYS: z
+    .string()
+    .optional()
+    .transform(csv)
+    .pipe(z.array(z.string().regex(/^[0-9a-fA-F]{64}$/, 'each key must be 64 hexadecimal characters'))),
   COST_PER_REQUEST_USD: usdAmount('0.002', '0.002'),
   CORS_ORIGINS: z.string().optional().transform(csv).pipe(z.array(origin)),
   REDIS_URL: z
@@ -137,6 +142,8 @@ export interface Config {
   database: { kind: 'postgres'; url: string; poolSize: number } | { kind: 'pglite'; dataDir: string };
   dashboardKeys: string[];
   tradingEncryptionKey?: string;
+  /** Older keys that still open rows sealed before a rotation. */
+  tradingEncryptionPreviousKeys: string[];
   costPerRequestMicros: number;
   corsOrigins: string[];
   redisUrl?: string;
@@ -174,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : { kind: 'pglite', dataDir: e.DATA_DIR },
     dashboardKeys: e.DASHBOARD_KEYS,
     tradingEncryptionKey: e.TRADING_ENCRYPTION_KEY?.toLowerCase(),
+    tradingEncryptionPreviousKeys: e.TRADING_ENCRYPTION_PREVIOUS_KEYS.map((k) => k.toLowerCase()),
     costPerRequestMicros: e.COST_PER_REQUEST_USD,
     corsOrigins: e.CORS_ORIGINS,
     redisUrl: e.REDIS_URL,

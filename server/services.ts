@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { Database } from '../db/client.ts';
 import type { Logger } from './lib/logger.ts';
 import { MarketData } from './market/market-data.ts';
+import { CredentialCipher } from './trading/credential-cipher.ts';
 import { createVenue } from './venues/index.ts';
 import type { Venue } from './venues/venue.ts';
 import type { RateLimiter } from './ratelimit/rate-limiter.ts';
@@ -22,6 +23,10 @@ export interface Services {
   companyAggregates: AggregateCache;
   /** Events and order books, refreshed at most once per MARKET_DATA_TTL_MS. */
   marketData: MarketData;
+  /** Seals and opens stored venue credentials. */
+  credentialCipher: CredentialCipher;
+  /** The execution venue (VENUE). */
+  venue: Venue;
 }
 
 export function digestOf(text: string): Uint8Array {
@@ -29,14 +34,18 @@ export function digestOf(text: string): Uint8Array {
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue'>,
   options: { venue?: Venue; now?: () => number } = {},
 ): Services {
   const venue = options.venue ?? createVenue(parts.config, parts.database.db);
+  const { tradingEncryptionKey, tradingEncryptionPreviousKeys } = parts.config;
+  if (!tradingEncryptionKey) throw new Error('createServices needs a resolved TRADING_ENCRYPTION_KEY (see resolveEncryptionKey)');
   return {
     ...parts,
     dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf),
     companyAggregates: new AggregateCache(),
     marketData: new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now),
+    credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
+    venue,
   };
 }

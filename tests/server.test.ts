@@ -4,6 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENV_VARIABLES, loadConfig } from '../server/config.ts';
+import { createLogger } from '../server/lib/logger.ts';
+import { resolveEncryptionKey } from '../server/start.ts';
+import { statSync } from 'node:fs';
 import { startServer } from './harness/server-process.ts';
 
 const DASHBOARD = 'dash_process_0123456789abcdef0123456789';
@@ -37,6 +40,18 @@ describe('configuration', () => {
     );
     expect(Object.keys(entries).sort()).toEqual(ENV_VARIABLES.filter((v) => v !== 'NODE_ENV').sort());
     expect(loadConfig(entries)).toEqual(loadConfig({}));
+  });
+
+  test('the credential key: required with PostgreSQL; generated once into the embedded data directory', () => {
+    const silent = createLogger('silent');
+    expect(() => resolveEncryptionKey(loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/db' }), silent)).toThrow('TRADING_ENCRYPTION_KEY: required with DATABASE_URL');
+    expect(resolveEncryptionKey(loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/db', TRADING_ENCRYPTION_KEY: 'AB'.repeat(32) }), silent)).toBe('ab'.repeat(32));
+    const dir = tempDir();
+    const first = resolveEncryptionKey(loadConfig({ DATA_DIR: dir }), silent);
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    expect(resolveEncryptionKey(loadConfig({ DATA_DIR: dir }), silent)).toBe(first);
+    expect(statSync(join(dir, 'trading-encryption.key')).mode & 0o777).toBe(0o600);
+    expect(resolveEncryptionKey(loadConfig({ DATA_DIR: ':memory:' }), silent)).not.toBe(first);
   });
 
   test('defaults', () => {

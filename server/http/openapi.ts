@@ -12,6 +12,7 @@ import type { Access } from '../trpc/init.ts';
 import type { Route, RouteTable } from './route-table.ts';
 
 const TAGS = [
+  { name: 'Trading settings and credentials', description: 'Per-user floors, wallet and venue credentials. Needs x-api-key and x-user-id.' },
   { name: 'Trading market data', description: 'IPO valuation events, band prices, costs, returns and slippage. Public and unbilled.' },
   { name: 'Private companies', description: 'A curated dataset of private companies. Billed at ten times the standard rate.' },
   { name: 'Account and billing', description: 'Pricing, billing summary and usage records of the calling account.' },

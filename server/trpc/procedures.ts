@@ -61,9 +61,11 @@ const requireApiKey = t.middleware(async ({ ctx, next }) => {
   return next({ ctx: { principal } });
 });
 
+/** x-user-id → the trading user (account, user id); every trading query filters by both. */
 const requireUserId = t.middleware(({ ctx, next }) => {
+  const { principal } = ctx as typeof ctx & { principal: { accountId: string } };
   const userId = normaliseUserId(ctx.headers.get('x-user-id'));
-  return next({ ctx: { userId } });
+  return next({ ctx: { user: { accountId: principal.accountId, userId } } });
 });
 
 const rateLimitPerKey = (bucket: 'key' | 'trade') =>

@@ -109,7 +109,7 @@ function percentile(sorted: number[], p: number) {
 const { database, loadSeconds } = await prepare();
 if (loadSeconds) console.log(`loaded ${rows.toLocaleString()} companies in ${loadSeconds.toFixed(1)} s`);
 
-const config = loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'production', RATE_LIMIT_KEY_RPS: '1000000', RATE_LIMIT_KEY_BURST: '1000000' });
+const config = loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'production', TRADING_ENCRYPTION_KEY: 'b'.repeat(64), RATE_LIMIT_KEY_RPS: '1000000', RATE_LIMIT_KEY_BURST: '1000000' });
 const services = createServices({ config, database, rateLimiter: new MemoryRateLimiter(), logger: createLogger('silent') });
 const app = createApp(services);
 await ensureAccount(database.db, 'bench');

@@ -21,6 +21,7 @@ export const TEST_ENV: Record<string, string> = {
   NODE_ENV: 'test',
   LOG_LEVEL: 'silent',
   DASHBOARD_KEYS: DASHBOARD_KEY,
+  TRADING_ENCRYPTION_KEY: 'a'.repeat(64),
   RATE_LIMIT_KEY_RPS: '100000',
   RATE_LIMIT_KEY_BURST: '100000',
   RATE_LIMIT_TRADE_RPS: '100000',
