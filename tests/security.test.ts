@@ -95,6 +95,32 @@ describe('every route', () => {
         }
       });
 
+      test('a NUL character anywhere in the input is a 400 naming the parameter, never a 500', async () => {
+        for (const route of t.app.routes) {
+          const headers = { 'x-api-key': route.meta.access === 'dashboard' ? DASHBOARD_KEY : live.apiKey, 'x-user-id': newUserId(), 'x-account-id': live.accountId };
+          const clean = transport.build(route, headers);
+          const url = new URL(clean.url);
+          let request: Request;
+          if (transport.name === 'rest' && ['GET', 'DELETE'].includes(route.method)) {
+            url.searchParams.set('note', 'a\u0000b');
+            request = new Request(url, { method: clean.method, headers: clean.headers });
+          } else if (transport.name === 'rest') {
+            request = new Request(url, { method: clean.method, headers: clean.headers, body: JSON.stringify({ note: 'a\u0000b' }) });
+          } else if (route.type === 'query') {
+            url.searchParams.set('input', JSON.stringify({ note: 'a\u0000b' }));
+            request = new Request(url, { headers: clean.headers });
+          } else {
+            request = new Request(url, { method: 'POST', headers: clean.headers, body: JSON.stringify({ note: 'a\u0000b' }) });
+          }
+          const res = await t.app.handle(request);
+          expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 400`);
+          const body = await publicError(res, transport.name);
+          expectShape(body, 400, 'BAD_REQUEST');
+          expect(body.message).toContain('note');
+          if (route.meta.billing) expect(res.headers.get('x-request-cost-usd')).toBe('0');
+        }
+      });
+
       test('failed auth on a billed route charges nothing and says so', async () => {
         for (const route of t.app.routes.filter((r) => r.meta.billing)) {
           const res = await t.app.handle(transport.build(route, { 'x-api-key': revoked.apiKey }));

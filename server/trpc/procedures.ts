@@ -47,6 +47,25 @@ async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRul
   }
 }
 
+/** The path of the first string in `value` holding a NUL character (PostgreSQL cannot store one). */
+function nulPath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      const found = nulPath(inner, path ? `${path}.${key}` : key);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Text with a NUL character is a caller error, found before any work (first in every base procedure). */
+const rejectNul = t.middleware(async ({ next, getRawInput }) => {
+  const found = nulPath(await getRawInput(), '');
+  if (found !== undefined) throw new ApiError('BAD_REQUEST', `${found || 'input'}: must not contain the NUL character`);
+  return next();
+});
+
 const markBillable = t.middleware(({ ctx, next }) => {
   ctx.billing.billable = true;
   return next();
@@ -118,9 +137,9 @@ const requireDashboardKey = t.middleware(async ({ ctx, next }) => {
 });
 
 /** No credentials; limited per client IP. */
-export const publicProcedure = t.procedure.meta({ access: 'public' }).use(rateLimitPerIp);
+export const publicProcedure = t.procedure.meta({ access: 'public' }).use(rejectNul).use(rateLimitPerIp);
 
-const keyProcedure = t.procedure.use(markBillable).use(requireApiKey);
+const keyProcedure = t.procedure.use(markBillable).use(rejectNul).use(requireApiKey);
 
 /** x-api-key (or ?apiKey=), billed at the account's standard rate. */
 export const apiKeyProcedure = keyProcedure
@@ -149,4 +168,4 @@ export const tradeProcedure = keyProcedure
   .use(charge('standard'));
 
 /** A server-configured dashboard key and x-account-id; never billed. */
-export const dashboardProcedure = t.procedure.meta({ access: 'dashboard' }).use(requireDashboardKey);
+export const dashboardProcedure = t.procedure.meta({ access: 'dashboard' }).use(rejectNul).use(requireDashboardKey);
