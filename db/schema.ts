@@ -7,3 +7,4 @@ export * from './tables/companies.ts';
 export * from './tables/events.ts';
 export * from './tables/paper.ts';
 export * from './tables/trading.ts';
+export * from './tables/positions.ts';

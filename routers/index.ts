@@ -9,7 +9,10 @@ import { keysRouter } from './keys.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
 import { tradingMarketRouter } from './trading-market.ts';
+import { tradingOrdersRouter } from './trading-orders.ts';
+import { tradingPositionsRouter } from './trading-positions.ts';
 import { tradingSettingsRouter } from './trading-settings.ts';
+import { tradingRouter } from './trading.ts';
 import { usageRouter } from './usage.ts';
 
 export const appRouter = router({
@@ -21,6 +24,9 @@ export const appRouter = router({
   privateCompanies: privateCompaniesRouter,
   tradingMarket: tradingMarketRouter,
   tradingSettings: tradingSettingsRouter,
+  trading: tradingRouter,
+  positions: tradingPositionsRouter,
+  orders: tradingOrdersRouter,
 });
 
 export type AppRouter = typeof appRouter;

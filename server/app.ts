@@ -162,6 +162,8 @@ function withHeaders(response: Response, scope: RequestScope, corsHeaders: Heade
   const headers = new Headers(response.headers);
   scope.ctx?.resHeaders.forEach((value, name) => headers.set(name, value));
   if (scope.ctx?.billing.billable) headers.set('X-Request-Cost-USD', formatUsd(scope.ctx.billing.chargedMicros));
+  // Conflicts and unavailable dependencies are worth retrying: say when, unless a middleware already did.
+  if ((response.status === 409 || response.status === 503) && !headers.has('Retry-After')) headers.set('Retry-After', '1');
   corsHeaders?.forEach((value, name) => headers.set(name, value));
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

@@ -123,6 +123,7 @@ const envSchema = z.object({
     }),
   MARKET_DATA_TTL_MS: int(2000, 0, 600_000),
   PAPER_STARTING_BALANCE_USD: usdAmount('10000', '10000'),
+  VENUE_TIMEOUT_MS: int(10_000, 100, 120_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -156,6 +157,8 @@ export interface Config {
   venue: 'paper';
   paper: { seed: number; drift: number; startingBalanceMicros: number };
   marketDataTtlMs: number;
+  /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
+  venueTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -198,5 +201,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     venue: e.VENUE,
     paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
+    venueTimeoutMs: e.VENUE_TIMEOUT_MS,
   };
 }

@@ -37,7 +37,7 @@ export function createServices(
   parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue'>,
   options: { venue?: Venue; now?: () => number } = {},
 ): Services {
-  const venue = options.venue ?? createVenue(parts.config, parts.database.db);
+  const venue = options.venue ?? createVenue(parts.config, parts.database.db, options.now);
   const { tradingEncryptionKey, tradingEncryptionPreviousKeys } = parts.config;
   if (!tradingEncryptionKey) throw new Error('createServices needs a resolved TRADING_ENCRYPTION_KEY (see resolveEncryptionKey)');
   return {

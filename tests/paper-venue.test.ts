@@ -105,7 +105,16 @@ describe('orders', () => {
     const c = creds();
     const placed = await venue.placeOrder(c, order({}));
     expect(await venue.cancelOrder(c, placed.clientOrderId)).toEqual(placed);
-    expect(await venue.cancelOrder(c, 'never-placed')).toBeNull();
+  });
+
+  test('cancelling an order the venue never saw blocks it for good: a late placement is not filled', async () => {
+    const c = creds();
+    const before = await venue.getCollateral(c);
+    const cancelled = await venue.cancelOrder(c, 'sent-late');
+    expect(cancelled).toMatchObject({ clientOrderId: 'sent-late', status: 'CANCELLED', filledMicros: 0 });
+    const late = await venue.placeOrder(c, order({ clientOrderId: 'sent-late' }));
+    expect(late).toMatchObject({ status: 'CANCELLED', filledMicros: 0 });
+    expect(await venue.getCollateral(c)).toBe(before);
   });
 });
 

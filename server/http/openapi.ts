@@ -13,6 +13,10 @@ import type { Route, RouteTable } from './route-table.ts';
 
 const TAGS = [
   { name: 'Trading settings and credentials', description: 'Per-user floors, wallet and venue credentials. Needs x-api-key and x-user-id.' },
+  { name: 'Trading', description: 'Open and sell positions. Needs x-api-key and x-user-id; accepts Idempotency-Key.' },
+  { name: 'Positions', description: 'The user\'s positions, valued at the bids, and the wallet sync.' },
+  { name: 'Orders', description: 'Orders sent to the venue and their sync.' },
+  { name: 'History', description: 'Trades (fills) with a summary.' },
   { name: 'Trading market data', description: 'IPO valuation events, band prices, costs, returns and slippage. Public and unbilled.' },
   { name: 'Private companies', description: 'A curated dataset of private companies. Billed at ten times the standard rate.' },
   { name: 'Account and billing', description: 'Pricing, billing summary and usage records of the calling account.' },
@@ -36,9 +40,9 @@ any route may answer 405 METHOD_NOT_ALLOWED (with \`Allow\`), 413 PAYLOAD_TOO_LA
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors)',
   401: 'Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED)',
-  402: 'Balance below the cost of this request (INSUFFICIENT_BALANCE)',
+  402: 'Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE)',
   403: 'Forbidden (INVALID_CREDENTIALS)',
-  404: 'Not found (NOT_FOUND)',
+  404: 'Not found (NOT_FOUND; POSITION_NOT_FOUND for positions)',
   409: 'Conflict (IDEMPOTENCY_IN_PROGRESS)',
   422: 'Rejected (ORDER_REJECTED, IDEMPOTENCY_MISMATCH)',
   429: 'Rate limited (RATE_LIMITED); see Retry-After',
@@ -101,6 +105,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable): 
     'RateLimit-Remaining': header('Requests left in the bucket', { type: 'integer' }),
     'RateLimit-Reset': header('Seconds until the bucket is full', { type: 'integer' }),
     'Retry-After': header('Seconds to wait before retrying', { type: 'integer' }),
+    'Idempotent-Replayed': header('true when this answer is the stored answer of an earlier request with the same Idempotency-Key', { type: 'string', example: 'true' }),
   };
   for (const route of table.routes) describeOperation(doc, route);
   return doc;
@@ -116,6 +121,9 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
     ...(operation.parameters ?? []).map((p) => ('in' in p && p.in === 'path' ? { ...p, required: true } : p)),
     ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user')] : []),
     ...(access === 'dashboard' ? [headerParameter('x-account-id', true, 'The account this dashboard request manages (created on first use)')] : []),
+    ...(route.meta.idempotent
+      ? [headerParameter('Idempotency-Key', false, 'Up to 255 visible ASCII characters. The same key and body within 24 h replays the first answer (with Idempotent-Replayed: true)')]
+      : []),
     headerParameter('x-request-id', false, 'Your request id, echoed back as X-Request-Id (1-128 printable characters)'),
   ];
 
@@ -123,6 +131,7 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
   const headers: Record<string, { $ref: string }> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
   if (route.meta.billing) headers['X-Request-Cost-USD'] = { $ref: '#/components/headers/X-Request-Cost-USD' };
   for (const h of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) headers[h] = { $ref: `#/components/headers/${h}` };
+  if (route.meta.idempotent) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
   const responses: Record<string, unknown> = { [String(route.meta.successStatus ?? 200)]: { ...success, headers } };
 
   const declared = route.meta.openapi?.errorResponses;
@@ -134,7 +143,8 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
       headers: {
         'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
         ...(route.meta.billing ? { 'X-Request-Cost-USD': { $ref: '#/components/headers/X-Request-Cost-USD' } } : {}),
-        ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+        ...([409, 429, 503].includes(status) ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+        ...(route.meta.idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
       },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiError' } } },
     };

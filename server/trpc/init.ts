@@ -10,6 +10,8 @@ export type RouteMeta = OpenApiMeta<{
   access?: Access;
   /** Billed at the standard rate or at the private-company (premium) rate. */
   billing?: 'standard' | 'premium';
+  /** Accepts an Idempotency-Key header (buy, sell). */
+  idempotent?: boolean;
   /** HTTP status of a successful REST call (default 200). */
   successStatus?: number;
 }>;

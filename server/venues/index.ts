@@ -6,9 +6,10 @@ import { PaperVenue } from './paper.ts';
 import type { Venue } from './venue.ts';
 
 /** The venue named by VENUE. The paper venue centres its books on the bands' seed prices. */
-export function createVenue(config: Config, db: Db): Venue {
+export function createVenue(config: Config, db: Db, now?: () => number): Venue {
   return new PaperVenue({
     db,
+    now,
     startingBalanceMicros: config.paper.startingBalanceMicros,
     seed: config.paper.seed,
     drift: config.paper.drift,

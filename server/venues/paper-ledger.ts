@@ -110,12 +110,21 @@ export async function findPaperOrder(db: Db, accountKey: string, clientOrderId: 
   return row ? toVenueOrder(row) : null;
 }
 
-/** Paper orders fill or fail at once, so only a PENDING one (never created here) could be cancelled. */
+/**
+ * Paper orders fill or fail at once, so only a PENDING one (never created here) could be cancelled.
+ * Cancelling an order the venue never saw leaves a CANCELLED record under its client order id, so
+ * the order can never be placed afterwards (a late delivery of a message the caller gave up on).
+ */
 export async function cancelPaperOrder(db: Db, accountKey: string, clientOrderId: string): Promise<VenueOrder | null> {
   const [row] = await db
     .update(paperOrders)
     .set({ status: 'CANCELLED' })
     .where(and(eq(paperOrders.accountKey, accountKey), eq(paperOrders.clientOrderId, clientOrderId), eq(paperOrders.status, 'PENDING')))
     .returning();
-  return row ? toVenueOrder(row) : findPaperOrder(db, accountKey, clientOrderId);
+  if (row) return toVenueOrder(row);
+  await db
+    .insert(paperOrders)
+    .values({ id: newId('ord'), accountKey, clientOrderId, tokenId: '', side: 'BUY', requestedMicros: 0, filledMicros: 0, notionalMicros: 0, status: 'CANCELLED', reason: 'cancelled-before-placement' })
+    .onConflictDoNothing();
+  return findPaperOrder(db, accountKey, clientOrderId);
 }

@@ -49,6 +49,8 @@ export interface VenueOrder {
   feesMicros: number;
   /** Why a REJECTED order was refused: `insufficient-balance`, `insufficient-shares`, `no-liquidity`, `below-minimum`, `invalid`. */
   reason: string | null;
+  /** The settlement transaction, where the venue reports one (none on the paper venue). */
+  txHash?: string | null;
 }
 
 export interface Venue {
@@ -64,8 +66,11 @@ export interface Venue {
   cancelOrder(credentials: VenueCredentials, clientOrderId: string): Promise<VenueOrder | null>;
   /** Stablecoin collateral available to trade, in micro-USD. */
   getCollateral(credentials: VenueCredentials): Promise<number>;
-  /** Shares held per token, in micro-shares (tokens not held are 0). */
-  getTokenBalances(credentials: VenueCredentials, tokenIds: string[]): Promise<Map<string, number>>;
+  /**
+   * Shares of each token held by the wallet, in micro-shares (tokens not held are 0). A live venue
+   * reads the chain at `walletAddress`; the paper venue answers from its ledger for the credentials.
+   */
+  getTokenBalances(credentials: VenueCredentials, tokenIds: string[], walletAddress?: string): Promise<Map<string, number>>;
 }
 
 /** Best bid (0 when none) and best ask (1 when none) as prices, per decisions §6. */

@@ -1,0 +1,106 @@
+/** Orders and trade history (interface.md "Orders", "History"). */
+import { z } from 'zod';
+import { ApiError } from '../server/errors.ts';
+import { syncOrders } from '../server/trading/order-sync.ts';
+import { getOrder, listOrders, tradeHistory } from '../server/trading/queries.ts';
+import { fromMicros, orderDetail, orderSummary } from '../server/trading/views.ts';
+import { router } from '../server/trpc/init.ts';
+import { userProcedure } from '../server/trpc/procedures.ts';
+import { isoInstant, optionalParams, wholeNumber } from './params.ts';
+import { orderDetail as detailShape, orderStatus, orderSummary as summaryShape, positionStatus, trade } from './trading-shapes.ts';
+
+const ORDER_FILTER = { pending: 'PENDING', matched: 'MATCHED', cancelled: 'CANCELLED', rejected: 'REJECTED', all: 'all' } as const;
+
+export const tradingOrdersRouter = router({
+  list: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/orders', tags: ['Orders'], summary: 'The user\'s orders, newest first' } })
+    .input(
+      optionalParams({
+        status: z.enum(['pending', 'matched', 'cancelled', 'rejected', 'all']).default('all').meta({ description: 'Default all' }),
+        positionId: z.string().min(1).max(64).optional(),
+        limit: wholeNumber({ min: 1, max: 500 }).default(50).meta({ description: '1 to 500, default 50' }),
+      }),
+    )
+    .output(z.object({ orders: z.array(summaryShape) }))
+    .query(async ({ ctx, input }) => {
+      const rows = await listOrders(ctx.services.database.db, ctx.user, { ...input, status: ORDER_FILTER[input.status] });
+      return { orders: rows.map(orderSummary) };
+    }),
+
+  sync: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/trading/orders/sync',
+        tags: ['Orders'],
+        summary: 'Ask the venue about every PENDING order, apply the answers and settle the positions involved',
+        errorResponses: [403, 503],
+      },
+    })
+    .input(optionalParams({}))
+    .output(
+      z.object({
+        synced: z.number().int().meta({ description: 'PENDING orders asked about' }),
+        updated: z.number().int(),
+        orders: z.array(z.object({ id: z.string(), previousStatus: orderStatus, currentStatus: orderStatus })),
+        positions: z.array(z.object({ id: z.string(), status: positionStatus })).meta({ description: 'Positions settled by this sync' }),
+      }),
+    )
+    .mutation(({ ctx }) => syncOrders(ctx.services, ctx.user)),
+
+  get: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/orders/{orderId}', tags: ['Orders'], summary: 'One order', errorResponses: [404] } })
+    .input(z.strictObject({ orderId: z.string().min(1).max(64) }))
+    .output(detailShape)
+    .query(async ({ ctx, input }) => {
+      const order = await getOrder(ctx.services.database.db, ctx.user, input.orderId);
+      const snapshot = await ctx.services.marketData.snapshot();
+      const band = snapshot.events.flatMap((e) => e.bands).find((b) => b.id === order.bandId);
+      return orderDetail(order, band?.label ?? null);
+    }),
+
+  history: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/history', tags: ['History'], summary: 'Trades (fills), newest first, with a summary of the filtered set' } })
+    .input(
+      optionalParams({
+        eventId: z.string().min(1).max(128).optional(),
+        startDate: isoInstant({ description: 'Inclusive: an ISO 8601 date or date-time' }).optional(),
+        endDate: isoInstant({ endOfDay: true, description: 'Inclusive; a date includes that whole UTC day' }).optional(),
+        limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: '1 to 1000, default 100' }),
+        offset: wholeNumber({ min: 0, max: 1_000_000 }).default(0),
+      }),
+    )
+    .output(
+      z.object({
+        trades: z.array(trade),
+        summary: z.object({ totalTrades: z.number().int(), totalVolume: z.number(), totalFees: z.number(), realizedPnl: z.number() }),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      if (input.startDate && input.endDate && input.startDate > input.endDate) throw new ApiError('BAD_REQUEST', 'startDate: must not be after endDate');
+      const { rows, summary } = await tradeHistory(ctx.services.database.db, ctx.user, input);
+      return {
+        trades: rows.map((t) => ({
+          id: t.id,
+          positionId: t.positionId,
+          eventId: t.eventId,
+          orderId: t.orderId,
+          bandId: t.bandId,
+          side: t.side,
+          action: t.action,
+          shares: fromMicros(t.sharesMicros),
+          amount: fromMicros(t.amountMicros),
+          price: t.sharesMicros ? Math.round((t.amountMicros / t.sharesMicros) * 1e6) / 1e6 : 0,
+          fees: fromMicros(t.feesMicros),
+          realizedPnl: fromMicros(t.realizedPnlMicros),
+          timestamp: t.createdAt.toISOString(),
+        })),
+        summary: {
+          totalTrades: summary.totalTrades,
+          totalVolume: fromMicros(summary.volumeMicros),
+          totalFees: fromMicros(summary.feesMicros),
+          realizedPnl: fromMicros(summary.realizedPnlMicros),
+        },
+      };
+    }),
+});

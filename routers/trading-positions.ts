@@ -1,0 +1,93 @@
+/** Positions (interface.md "Positions"): list, detail, value at the bids, and the wallet sync. */
+import { getAddress, isAddress } from 'viem';
+import { z } from 'zod';
+import { syncPositions } from '../server/trading/position-sync.ts';
+import { bandsOf, getPosition, listPositions, realizedOf } from '../server/trading/queries.ts';
+import { positionDetail, positionSummary, positionValue } from '../server/trading/views.ts';
+import { router } from '../server/trpc/init.ts';
+import { userProcedure } from '../server/trpc/procedures.ts';
+import { isoString, optionalParams, wholeNumber } from './params.ts';
+import { positionDetail as detailShape, positionStatus, positionSummary as summaryShape } from './trading-shapes.ts';
+
+const TAGS = ['Positions'];
+const positionId = z.strictObject({ id: z.string().min(1).max(64).meta({ description: 'Position id (pos_…)' }) });
+
+export const tradingPositionsRouter = router({
+  list: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/positions', tags: TAGS, summary: 'The user\'s positions, newest first, valued at the current bids' } })
+    .input(
+      optionalParams({
+        status: z.enum(['open', 'closed', 'pending', 'all']).default('open').meta({ description: 'open (default), closed, pending (buy not yet settled) or all' }),
+        eventId: z.string().min(1).max(128).optional(),
+        limit: wholeNumber({ min: 1, max: 500 }).default(100).meta({ description: '1 to 500, default 100' }),
+      }),
+    )
+    .output(z.object({ positions: z.array(summaryShape) }))
+    .query(async ({ ctx, input }) => {
+      const db = ctx.services.database.db;
+      const rows = await listPositions(db, ctx.user, input);
+      const ids = rows.map((r) => r.id);
+      const [bands, realized, snapshot] = await Promise.all([bandsOf(db, ids), realizedOf(db, ctx.user, ids), ctx.services.marketData.snapshot()]);
+      return { positions: rows.map((p) => positionSummary(p, bands.get(p.id)!, snapshot.books, realized.get(p.id) ?? 0)) };
+    }),
+
+  sync: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/trading/positions/sync',
+        tags: TAGS,
+        summary: 'Settle pending orders, then check every open position against the wallet\'s token balances',
+        errorResponses: [403, 503],
+      },
+    })
+    .input(
+      optionalParams({
+        walletAddress: z
+          .string()
+          .refine((a) => isAddress(a, { strict: false }), 'must be an EVM address (0x and 40 hex digits)')
+          .transform((a) => getAddress(a))
+          .optional()
+          .meta({ description: 'Defaults to the walletAddress in the settings' }),
+      }),
+    )
+    .output(
+      z.object({
+        walletAddress: z.string(),
+        synced: z.number().int(),
+        added: z.number().int().meta({ description: 'Pending positions proven by the balances and now open' }),
+        removed: z.number().int().meta({ description: 'Open positions whose tokens are gone, now closed' }),
+        positions: z.array(z.object({ id: z.string(), eventId: z.string(), side: z.enum(['LONG', 'SHORT']), status: positionStatus, onChainVerified: z.boolean() })),
+        untracked: z.array(z.object({ bandId: z.string(), eventId: z.string(), label: z.string(), tokens: z.number() })),
+      }),
+    )
+    .mutation(({ ctx, input }) => syncPositions(ctx.services, ctx.user, input.walletAddress)),
+
+  get: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/positions/{id}', tags: TAGS, summary: 'One position with its bands', errorResponses: [404] } })
+    .input(positionId)
+    .output(detailShape)
+    .query(async ({ ctx, input }) => {
+      const { position, bands, realizedMicros } = await getPosition(ctx.services.database.db, ctx.user, input.id);
+      const snapshot = await ctx.services.marketData.snapshot();
+      return positionDetail(position, bands, snapshot.events.find((e) => e.id === position.eventId), snapshot.books, realizedMicros);
+    }),
+
+  value: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/positions/{id}/value', tags: TAGS, summary: 'What a position is worth now, band by band, at the bids', errorResponses: [404] } })
+    .input(positionId)
+    .output(
+      z.object({
+        positionId: z.string(),
+        currentValue: z.number(),
+        unrealizedPnl: z.number(),
+        unrealizedPnlPercent: z.number(),
+        bandValues: z.array(z.object({ bandId: z.string(), tokens: z.number(), price: z.number(), value: z.number() })),
+        updatedAt: isoString(),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const { position, bands } = await getPosition(ctx.services.database.db, ctx.user, input.id);
+      return positionValue(position, bands, await ctx.services.marketData.snapshot());
+    }),
+});

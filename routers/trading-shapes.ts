@@ -1,0 +1,104 @@
+/** Output shapes shared by the trading routers (interface.md "Position", "Order", "Trade"). */
+import { z } from 'zod';
+import { isoString } from './params.ts';
+
+export const orderStatus = z.enum(['PENDING', 'MATCHED', 'CANCELLED', 'REJECTED']);
+const usd = (description: string) => z.number().meta({ description });
+const shares = (description: string) => z.number().meta({ description: `${description} (shares)` });
+
+/** An order in a buy or sell answer. */
+export const operationOrder = z.object({
+  orderId: z.string(),
+  bandId: z.string(),
+  side: z.enum(['BUY', 'SELL']),
+  price: usd('Average fill price per share; the limit price while nothing is filled'),
+  size: shares('Requested'),
+  filled: shares('Filled'),
+  status: orderStatus,
+  reason: z.string().nullable().meta({ description: 'Why the venue did not fill it (no-liquidity, insufficient-balance, …)' }),
+});
+
+export const orderSummary = z.object({
+  id: z.string(),
+  positionId: z.string(),
+  bandId: z.string(),
+  side: z.enum(['BUY', 'SELL']),
+  purpose: z.enum(['open', 'close', 'unwind']).meta({ description: 'open: part of a buy; close: part of a sell; unwind: selling back a failed buy' }),
+  price: usd('Average fill price per share; the limit price while nothing is filled'),
+  limitPrice: usd('Worst price the order accepted'),
+  size: shares('Requested'),
+  filled: shares('Filled'),
+  fees: usd('Fees the venue charged'),
+  status: orderStatus,
+  reason: z.string().nullable(),
+  createdAt: isoString(),
+  matchedAt: isoString().nullable(),
+});
+
+export const orderDetail = orderSummary.extend({
+  bandLabel: z.string().nullable(),
+  remaining: shares('Requested minus filled'),
+  txHash: z.string().nullable().meta({ description: 'Settlement transaction; null on the paper venue' }),
+});
+
+export const positionStatus = z.enum(['pending', 'open', 'closed']);
+
+export const positionSummary = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  side: z.enum(['LONG', 'SHORT']),
+  status: positionStatus,
+  entryPrice: usd('What one unit cost'),
+  currentPrice: usd('What one unit fetches now, at the bids'),
+  size: z.number().meta({ description: 'Units held: each pays between the floor and $1 at resolution' }),
+  cost: usd('Cost basis of what is held'),
+  currentValue: usd('Holdings at the bids'),
+  unrealizedPnl: usd('currentValue − cost'),
+  unrealizedPnlPercent: z.number(),
+  realizedPnl: usd('From the sales so far'),
+  createdAt: isoString(),
+  closedAt: isoString().nullable(),
+});
+
+export const positionDetail = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  side: z.enum(['LONG', 'SHORT']),
+  status: positionStatus,
+  entryPrice: z.number(),
+  currentPrice: z.number(),
+  cost: z.number(),
+  currentValue: z.number(),
+  unrealizedPnl: z.number(),
+  realizedPnl: z.number(),
+  floorL: z.number(),
+  floorS: z.number(),
+  createdAt: isoString(),
+  closedAt: isoString().nullable(),
+  failureReason: z.string().nullable().meta({ description: 'Set when the buy did not fill every band and was unwound' }),
+  bands: z.array(
+    z.object({
+      bandId: z.string(),
+      label: z.string().nullable(),
+      tokens: shares('Held'),
+      entryPrice: usd('Average price paid per share'),
+      currentPrice: usd('Best bid'),
+    }),
+  ),
+});
+
+export const trade = z.object({
+  id: z.string(),
+  positionId: z.string(),
+  eventId: z.string(),
+  orderId: z.string(),
+  bandId: z.string(),
+  side: z.enum(['LONG', 'SHORT']),
+  action: z.enum(['BUY', 'SELL']),
+  shares: shares('Filled'),
+  amount: usd('USD paid or received, before fees'),
+  price: usd('Per share'),
+  fees: z.number(),
+  realizedPnl: usd('For a sale: proceeds after fees minus the cost basis sold'),
+  timestamp: isoString(),
+});

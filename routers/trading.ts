@@ -1,0 +1,99 @@
+/**
+ * Trading operations (interface.md "Trading operations", decisions §7): open a position, sell part or
+ * all of one. Both accept an Idempotency-Key header. Key+User routes under the trade rate limit.
+ */
+import { z } from 'zod';
+import { usdToMicros } from '../server/lib/money.ts';
+import { buy } from '../server/trading/buy.ts';
+import { runIdempotent } from '../server/trading/idempotency.ts';
+import { sell } from '../server/trading/sell.ts';
+import type { RequestContext } from '../server/trpc/context.ts';
+import { router } from '../server/trpc/init.ts';
+import { tradeProcedure } from '../server/trpc/procedures.ts';
+import { usdAmount } from './params.ts';
+import { operationOrder, positionStatus } from './trading-shapes.ts';
+
+const TAGS = ['Trading'];
+const floor = (description: string) => z.number().min(0).max(1).optional().meta({ description });
+const ERRORS = [402, 403, 404, 409, 422, 503];
+
+/** Idempotency-Key handling shared by buy and sell. */
+const idempotently = <T>(ctx: RequestContext & { user: { accountId: string; userId: string } }, operation: 'buy' | 'sell', input: unknown, run: Parameters<typeof runIdempotent<T>>[0]['run']) =>
+  runIdempotent<T>({
+    db: ctx.services.database.db,
+    user: ctx.user,
+    key: ctx.headers.get('idempotency-key'),
+    operation,
+    input,
+    onReplay: () => ctx.resHeaders.set('Idempotent-Replayed', 'true'),
+    run,
+  });
+
+export const tradingRouter = router({
+  buy: tradeProcedure
+    .meta({
+      idempotent: true,
+      openapi: {
+        method: 'POST',
+        path: '/trading/buy',
+        tags: TAGS,
+        summary: 'Open a LONG or SHORT position: one all-or-nothing order per band, sized to the amount',
+        errorResponses: ERRORS,
+      },
+    })
+    .input(
+      z.strictObject({
+        eventId: z.string().min(1).max(128).meta({ description: 'The event to trade (GET /api/trading/events)' }),
+        side: z.enum(['LONG', 'SHORT']),
+        amount: usdAmount({ min: 1, max: 1_000_000 }).meta({ description: 'USD to spend, at least 1; the position costs at most this' }),
+        floorL: floor('Overrides the stored LONG floor for this trade, 0 to 1'),
+        floorS: floor('Overrides the stored SHORT floor for this trade, 0 to 1'),
+      }),
+    )
+    .output(
+      z.object({
+        positionId: z.string(),
+        eventId: z.string(),
+        side: z.enum(['LONG', 'SHORT']),
+        status: positionStatus,
+        orders: z.array(operationOrder),
+        totalCost: z.number().meta({ description: 'USD paid, fees included' }),
+        averagePrice: z.number().meta({ description: 'totalCost / size: USD per unit' }),
+        size: z.number().meta({ description: 'Units bought' }),
+        floorL: z.number(),
+        floorS: z.number(),
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      idempotently(ctx, 'buy', input, (hooks) => buy(ctx.services, ctx.user, { ...input, amountMicros: usdToMicros(input.amount) }, hooks)),
+    ),
+
+  sell: tradeProcedure
+    .meta({
+      idempotent: true,
+      openapi: {
+        method: 'POST',
+        path: '/trading/sell',
+        tags: TAGS,
+        summary: 'Sell a percentage of every band of a position at the bids (100 closes it)',
+        errorResponses: ERRORS,
+      },
+    })
+    .input(
+      z.strictObject({
+        positionId: z.string().min(1).max(64),
+        percentage: z.number().min(1).max(100).default(100).meta({ description: '1 to 100, default 100' }),
+      }),
+    )
+    .output(
+      z.object({
+        positionId: z.string(),
+        status: positionStatus,
+        percentage: z.number(),
+        orders: z.array(operationOrder),
+        totalProceeds: z.number().meta({ description: 'USD received, after fees' }),
+        realizedPnl: z.number().meta({ description: 'totalProceeds minus the cost basis of what was sold' }),
+      }),
+    )
+    .mutation(({ ctx, input }) => idempotently(ctx, 'sell', input, (hooks) => sell(ctx.services, ctx.user, input, hooks))),
+});

@@ -1,0 +1,162 @@
+/**
+ * Sending recorded orders to the venue and settling a position afterwards. An order whose outcome
+ * the venue does not confirm (a timeout, a crash, a network error) stays PENDING; `refreshOrder`
+ * (from orders/sync) applies it later. A buy that did not fill every band is unwound: whatever it
+ * holds is sold back, now or as soon as its missing outcomes are known.
+ */
+import type { Db } from '../../db/client.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Services } from '../services.ts';
+import type { BookLevel, VenueRules } from '../valuation/index.ts';
+import type { OrderBook, Venue, VenueCredentials, VenueOrder } from '../venues/venue.ts';
+import {
+  applyOrderOutcome,
+  loadPosition,
+  markBuyFailed,
+  outcomeOf,
+  recordSaleIntent,
+  refusal,
+  settleStatus,
+  type NewOrder,
+  type OrderRow,
+  type PositionBandRow,
+  type PositionRow,
+} from './records.ts';
+import { callVenue, isDefiniteRefusal } from './venue-calls.ts';
+
+export interface Execution {
+  db: Db;
+  venue: Venue;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+export const executionOf = (s: Services): Execution => ({ db: s.database.db, venue: s.venue, timeoutMs: s.config.venueTimeoutMs, logger: s.logger });
+
+/** The price of the last level a marketable order for `shares` reaches (null for an empty side). */
+export function worstPriceFor(levels: BookLevel[], shares: number): number | null {
+  let remaining = shares;
+  let last: number | null = null;
+  for (const level of levels) {
+    last = level.priceMicros;
+    remaining -= level.sizeMicros;
+    if (remaining <= 0) break;
+  }
+  return last;
+}
+
+const REFUSAL_REASONS: Record<string, string> = {
+  INSUFFICIENT_BALANCE: 'insufficient-balance',
+  INVALID_CREDENTIALS: 'invalid-credentials',
+  ORDER_REJECTED: 'rejected',
+  BAD_REQUEST: 'invalid',
+};
+
+/** Sends one recorded order and applies its outcome; an unknown outcome leaves it PENDING. */
+export async function placeOrder(x: Execution, credentials: VenueCredentials, order: OrderRow & { refusedLocally?: string }) {
+  if (order.refusedLocally) {
+    await applyOrderOutcome(x.db, order.id, refusal(order.refusedLocally));
+    return;
+  }
+  try {
+    const placed = await callVenue(`order ${order.id}`, x.timeoutMs, () =>
+      x.venue.placeOrder(credentials, {
+        clientOrderId: order.id,
+        tokenId: order.bandId,
+        side: order.side,
+        sharesMicros: order.requestedMicros,
+        limitPriceMicros: order.limitPriceMicros,
+        // A buy is all-or-nothing per band; a sale takes what the bids allow now.
+        timeInForce: order.purpose === 'open' ? 'FOK' : 'FAK',
+      }),
+    );
+    await applyOrderOutcome(x.db, order.id, outcomeOf(placed));
+  } catch (error) {
+    if (isDefiniteRefusal(error)) {
+      await applyOrderOutcome(x.db, order.id, refusal(REFUSAL_REASONS[error.apiCode] ?? 'rejected'));
+      return;
+    }
+    x.logger.warn('order outcome unknown; asking the venue', { orderId: order.id, error: String((error as Error).message) });
+    // One status check now; if the venue cannot say either, orders/sync settles it later.
+    await refreshOrder(x, credentials, order).catch(() => undefined);
+  }
+}
+
+export const placeAll = (x: Execution, credentials: VenueCredentials, orders: (OrderRow & { refusedLocally?: string })[]) =>
+  Promise.all(orders.map((o) => placeOrder(x, credentials, o)));
+
+/** The venue's view of a PENDING order, applied. Null when the venue never received it. */
+export async function refreshOrder(x: Execution, credentials: VenueCredentials, order: OrderRow): Promise<VenueOrder | null> {
+  const seen = await callVenue(`the status of order ${order.id}`, x.timeoutMs, () => x.venue.getOrder(credentials, order.id));
+  if (seen) await applyOrderOutcome(x.db, order.id, outcomeOf(seen));
+  return seen;
+}
+
+/** Floor to the venue's share step, in BigInt so a large holding times a percentage stays exact. */
+function portion(shares: number, percentage: number, rules: VenueRules): number {
+  const raw = (BigInt(shares) * BigInt(Math.round(percentage * 10_000))) / 1_000_000n;
+  return Number(raw - (raw % BigInt(rules.shareStepMicros)));
+}
+
+export interface SalePlan {
+  orders: NewOrder[];
+  /** Bands with free shares this sale cannot sell because the amount is under the venue minimum. */
+  belowMinimum: { bandIndex: number; freeMicros: number; saleMicros: number }[];
+}
+
+/**
+ * SELL orders for `percentage`% of each band's free (unreserved) shares, priced to walk the bids.
+ * A partial sale never leaves a band with fewer shares than the venue minimum: that band is sold out.
+ * A band without bids gets an order refused locally ("no-liquidity"), so the record is complete.
+ */
+export function planSale(bands: PositionBandRow[], books: Map<string, OrderBook>, percentage: number, rules: VenueRules): SalePlan {
+  const plan: SalePlan = { orders: [], belowMinimum: [] };
+  for (const band of bands) {
+    const free = band.sharesMicros - band.reservedMicros;
+    if (free <= 0) continue;
+    const all = free - (free % rules.shareStepMicros);
+    let shares = percentage >= 100 ? all : portion(free, percentage, rules);
+    if (free - shares < rules.minOrderMicros) shares = all;
+    if (shares < rules.minOrderMicros) {
+      plan.belowMinimum.push({ bandIndex: band.bandIndex, freeMicros: free, saleMicros: shares });
+      continue;
+    }
+    const limit = worstPriceFor(books.get(band.bandId)?.bids ?? [], shares);
+    plan.orders.push({
+      bandIndex: band.bandIndex,
+      bandId: band.bandId,
+      side: 'SELL',
+      limitPriceMicros: limit ?? 0,
+      requestedMicros: shares,
+      refusedLocally: limit === null ? 'no-liquidity' : undefined,
+    });
+  }
+  return plan;
+}
+
+export async function freshBooks(x: Execution, tokenIds: string[]) {
+  return callVenue('the order books', x.timeoutMs, () => x.venue.getOrderBooks(tokenIds));
+}
+
+/** Sells back everything a failed buy holds (what is free of pending sales). */
+async function unwind(x: Execution, credentials: VenueCredentials, position: PositionRow, bands: PositionBandRow[]) {
+  if (!bands.some((b) => b.sharesMicros - b.reservedMicros > 0)) return;
+  const books = await freshBooks(x, bands.map((b) => b.bandId));
+  const user = { accountId: position.accountId, userId: position.userId };
+  const { orders } = await recordSaleIntent(x.db, user, position.id, 'unwind', (_, locked) => planSale(locked, books, 100, x.venue.rules).orders);
+  await placeAll(x, credentials, orders);
+}
+
+/**
+ * Brings a position in line with its orders: a buy with an unfilled band is marked failed and
+ * unwound; once nothing is PENDING the status follows the holdings (open / closed).
+ */
+export async function settlePosition(x: Execution, credentials: VenueCredentials, positionId: string) {
+  const { position, bands, orders } = await loadPosition(x.db, positionId);
+  if (position.status === 'pending') {
+    const unfilled = orders.find((o) => o.purpose === 'open' && o.status !== 'PENDING' && o.filledMicros < o.requestedMicros);
+    if (unfilled && !position.buyFailed) await markBuyFailed(x.db, positionId, unfilled.reason ?? 'unfilled');
+    if (unfilled || position.buyFailed) await unwind(x, credentials, position, bands);
+  }
+  return settleStatus(x.db, positionId);
+}

@@ -1,0 +1,90 @@
+/**
+ * positions/sync (decisions §7): first orders/sync (so fills the venue knows are recorded), then the
+ * wallet's token balances are allotted to the user's positions oldest first. A position is
+ * verified when the wallet holds at least its shares of every band; an open position none of whose
+ * tokens remain is closed (`removed`); tokens left over are reported as `untracked`.
+ * On the paper venue its ledger stands in for the chain.
+ */
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { orders, positionBands, positions } from '../../db/schema.ts';
+import { ApiError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { openCredentials } from './credentials.ts';
+import { executionOf } from './execution.ts';
+import { syncOrders } from './order-sync.ts';
+import { bandsOf } from './queries.ts';
+import { getSettings, type TradingUser } from './settings.ts';
+import { callVenue } from './venue-calls.ts';
+import { fromMicros } from './views.ts';
+
+export async function syncPositions(services: Services, user: TradingUser, walletAddress: string | undefined) {
+  const x = executionOf(services);
+  const wallet = walletAddress ?? (await getSettings(x.db, user)).walletAddress;
+  if (!wallet) throw new ApiError('BAD_REQUEST', 'walletAddress: required: send it, or set it with PUT /api/trading/settings');
+  const credentials = await openCredentials(x.db, services.credentialCipher, user);
+
+  const mine = and(eq(positions.accountId, user.accountId), eq(positions.userId, user.userId));
+  const wasPending = await x.db.select({ id: positions.id }).from(positions).where(and(mine, eq(positions.status, 'pending')));
+  await syncOrders(services, user);
+
+  const active = await x.db
+    .select()
+    .from(positions)
+    .where(and(mine, inArray(positions.status, ['open', 'pending'])))
+    .orderBy(asc(positions.createdAt), asc(positions.id));
+  const bands = await bandsOf(x.db, active.map((p) => p.id));
+  const snapshot = await services.marketData.snapshot();
+  const supported = snapshot.events.flatMap((e) => e.bands.map((b) => ({ eventId: e.id, band: b })));
+  const balances = await callVenue('the wallet balances', x.timeoutMs, () => x.venue.getTokenBalances(credentials, supported.map((s) => s.band.id), wallet));
+
+  const free = new Map(balances);
+  let removed = 0;
+  const checked = [];
+  for (const position of active) {
+    const held = bands.get(position.id)!.filter((b) => b.sharesMicros > 0);
+    let verified = true;
+    let anyLeft = false;
+    for (const band of held) {
+      const available = free.get(band.bandId) ?? 0;
+      if (available < band.sharesMicros) verified = false;
+      if (available > 0) anyLeft = true;
+      free.set(band.bandId, Math.max(0, available - band.sharesMicros));
+    }
+    let status = position.status;
+    if (position.status === 'open' && held.length > 0 && !anyLeft && (await closeAsGone(services, position.id))) {
+      removed++;
+      status = 'closed';
+    }
+    checked.push({ id: position.id, eventId: position.eventId, side: position.side, status, onChainVerified: verified && held.length > 0 });
+  }
+
+  const nowOpen = new Set(checked.filter((p) => p.status === 'open').map((p) => p.id));
+  const untracked = supported
+    .filter((s) => (free.get(s.band.id) ?? 0) > 0)
+    .map((s) => ({ bandId: s.band.id, eventId: s.eventId, label: s.band.label, tokens: fromMicros(free.get(s.band.id)!) }));
+  return {
+    walletAddress: wallet,
+    synced: checked.length,
+    added: wasPending.filter((p) => nowOpen.has(p.id)).length,
+    removed,
+    positions: checked,
+    untracked,
+  };
+}
+
+/**
+ * Closes an open position whose tokens left the wallet. No trade is invented for them (what they
+ * fetched, if anything, is unknown): the holdings and their cost basis are cleared.
+ */
+async function closeAsGone(services: Services, positionId: string): Promise<boolean> {
+  return services.database.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(positions)
+      .set({ status: 'closed', closeReason: 'tokens-gone', closedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(eq(positions.id, positionId), eq(positions.status, 'open'), sql`not exists (select 1 from ${orders} where ${orders.positionId} = ${positionId} and ${orders.status} = 'PENDING')`))
+      .returning({ id: positions.id });
+    if (!row) return false;
+    await tx.update(positionBands).set({ sharesMicros: 0, reservedMicros: 0, costMicros: 0 }).where(eq(positionBands.positionId, positionId));
+    return true;
+  });
+}

@@ -1,0 +1,243 @@
+/**
+ * The trading records and the only functions that change them. Two rules keep them true under
+ * concurrency and faults:
+ *  - intent first: a buy or sell writes its orders (PENDING), and for a sale reserves the shares,
+ *    before the venue is called;
+ *  - an order's outcome is applied by the one conditional update that moves it out of PENDING, in the
+ *    same transaction as its trade and the holdings change, so it is applied exactly once however many
+ *    paths (the request, orders/sync, a retry) learn it.
+ */
+import { and, asc, count, eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { orders, positionBands, positions, trades, type OrderPurpose } from '../../db/schema.ts';
+import { ApiError } from '../errors.ts';
+import { newId } from '../lib/ids.ts';
+import type { Side } from '../valuation/index.ts';
+import type { OrderSide, VenueOrder, VenueOrderStatus } from '../venues/venue.ts';
+import type { TradingUser } from './settings.ts';
+
+export type PositionRow = typeof positions.$inferSelect;
+export type PositionBandRow = typeof positionBands.$inferSelect;
+export type OrderRow = typeof orders.$inferSelect;
+
+export interface NewOrder {
+  bandIndex: number;
+  bandId: string;
+  side: OrderSide;
+  limitPriceMicros: number;
+  requestedMicros: number;
+  /** Refused before it is sent (e.g. a sale into a book without bids): recorded, never placed. */
+  refusedLocally?: string;
+}
+
+export interface BuyIntent {
+  position: { id: string; eventId: string; side: Side; floorL: number; floorS: number; unitsMicros: number };
+  bands: { bandIndex: number; bandId: string; targetMicros: number }[];
+  orders: NewOrder[];
+}
+
+const orderValues = (user: TradingUser, positionId: string, operationId: string, purpose: OrderPurpose, o: NewOrder) => ({
+  id: newId('ord'),
+  accountId: user.accountId,
+  userId: user.userId,
+  positionId,
+  operationId,
+  purpose,
+  bandIndex: o.bandIndex,
+  bandId: o.bandId,
+  side: o.side,
+  limitPriceMicros: o.limitPriceMicros,
+  requestedMicros: o.requestedMicros,
+  status: 'PENDING' as const,
+});
+
+/** The position (PENDING) and its BUY orders, in one transaction, before any order is sent. */
+export async function recordBuyIntent(db: Db, user: TradingUser, intent: BuyIntent): Promise<{ operationId: string; orders: OrderRow[] }> {
+  const operationId = newId('op');
+  const written = await db.transaction(async (tx) => {
+    await tx.insert(positions).values({ ...intent.position, ...user, status: 'pending' });
+    await tx.insert(positionBands).values(intent.bands.map((b) => ({ positionId: intent.position.id, ...b })));
+    return tx
+      .insert(orders)
+      .values(intent.orders.map((o) => orderValues(user, intent.position.id, operationId, 'open', o)))
+      .returning();
+  });
+  return { operationId, orders: written };
+}
+
+/**
+ * Reserves shares for SELL orders and records the orders, in one transaction that locks the position
+ * row, so concurrent sales of one position are planned one after another against what is left.
+ * `plan` sees the position and its bands as they are inside the lock and may throw an ApiError.
+ */
+export async function recordSaleIntent(
+  db: Db,
+  user: TradingUser,
+  positionId: string,
+  purpose: Exclude<OrderPurpose, 'open'>,
+  plan: (position: PositionRow, bands: PositionBandRow[]) => NewOrder[],
+): Promise<{ operationId: string; orders: (OrderRow & { refusedLocally?: string })[] }> {
+  const operationId = newId('op');
+  return db.transaction(async (tx) => {
+    const [position] = await tx.select().from(positions).where(and(eq(positions.id, positionId), eq(positions.accountId, user.accountId), eq(positions.userId, user.userId))).for('update');
+    if (!position) throw new ApiError('POSITION_NOT_FOUND', `positionId: no position ${positionId}`);
+    const bands = await tx.select().from(positionBands).where(eq(positionBands.positionId, positionId)).orderBy(asc(positionBands.bandIndex));
+    const planned = plan(position, bands);
+    const written: (OrderRow & { refusedLocally?: string })[] = [];
+    for (const order of planned) {
+      const reserved = await tx
+        .update(positionBands)
+        .set({ reservedMicros: sql`${positionBands.reservedMicros} + ${order.requestedMicros}` })
+        .where(
+          and(
+            eq(positionBands.positionId, positionId),
+            eq(positionBands.bandIndex, order.bandIndex),
+            sql`${positionBands.sharesMicros} - ${positionBands.reservedMicros} >= ${order.requestedMicros}`,
+          ),
+        )
+        .returning({ bandIndex: positionBands.bandIndex });
+      // The row lock makes this unreachable; it stays as the guard that shares are never sold twice.
+      if (!reserved.length) throw new Error(`sale of position ${positionId} band ${order.bandIndex} exceeds its free shares`);
+      const [row] = await tx.insert(orders).values(orderValues(user, positionId, operationId, purpose, order)).returning();
+      written.push({ ...row!, refusedLocally: order.refusedLocally });
+    }
+    return { operationId, orders: written };
+  });
+}
+
+export interface OrderOutcome {
+  status: VenueOrderStatus;
+  filledMicros: number;
+  notionalMicros: number;
+  feesMicros: number;
+  reason: string | null;
+  venueOrderId?: string | null;
+  txHash?: string | null;
+}
+
+export const outcomeOf = (v: VenueOrder): OrderOutcome => ({
+  status: v.status,
+  filledMicros: v.filledMicros,
+  notionalMicros: v.notionalMicros,
+  feesMicros: v.feesMicros,
+  reason: v.reason,
+  venueOrderId: v.venueOrderId,
+  txHash: v.txHash ?? null,
+});
+
+export const refusal = (reason: string): OrderOutcome => ({ status: 'REJECTED', filledMicros: 0, notionalMicros: 0, feesMicros: 0, reason });
+
+/**
+ * Moves an order out of PENDING with its final outcome and, in the same transaction, records its
+ * trade and changes the position's holdings. Returns false when the order had already left PENDING
+ * (someone else applied it) or the venue still reports it PENDING.
+ */
+export async function applyOrderOutcome(db: Db, orderId: string, outcome: OrderOutcome): Promise<boolean> {
+  if (outcome.status === 'PENDING') return false;
+  return db.transaction(async (tx) => {
+    const filled = outcome.filledMicros;
+    const [order] = await tx
+      .update(orders)
+      .set({
+        status: outcome.status,
+        filledMicros: filled,
+        notionalMicros: outcome.notionalMicros,
+        feesMicros: outcome.feesMicros,
+        reason: outcome.reason,
+        venueOrderId: outcome.venueOrderId ?? null,
+        txHash: outcome.txHash ?? null,
+        matchedAt: filled > 0 ? sql`now()` : null,
+        updatedAt: sql`now()`,
+      })
+      .where(and(eq(orders.id, orderId), eq(orders.status, 'PENDING')))
+      .returning();
+    if (!order) return false;
+    const [position] = await tx.select({ side: positions.side, eventId: positions.eventId }).from(positions).where(eq(positions.id, order.positionId));
+    const whereBand = and(eq(positionBands.positionId, order.positionId), eq(positionBands.bandIndex, order.bandIndex));
+    let realized = 0;
+    if (order.side === 'BUY') {
+      const paid = outcome.notionalMicros + outcome.feesMicros;
+      await tx
+        .update(positionBands)
+        .set({
+          sharesMicros: sql`${positionBands.sharesMicros} + ${filled}`,
+          boughtMicros: sql`${positionBands.boughtMicros} + ${filled}`,
+          entryCostMicros: sql`${positionBands.entryCostMicros} + ${paid}`,
+          costMicros: sql`${positionBands.costMicros} + ${paid}`,
+        })
+        .where(whereBand);
+    } else {
+      const [band] = await tx.select({ shares: positionBands.sharesMicros, cost: positionBands.costMicros }).from(positionBands).where(whereBand).for('update');
+      // The cost basis leaves with the shares, in proportion (all of it with the last share).
+      const released = filled >= band!.shares ? band!.cost : Number((BigInt(band!.cost) * BigInt(filled)) / BigInt(band!.shares));
+      realized = outcome.notionalMicros - outcome.feesMicros - released;
+      await tx
+        .update(positionBands)
+        .set({
+          sharesMicros: sql`${positionBands.sharesMicros} - ${filled}`,
+          reservedMicros: sql`${positionBands.reservedMicros} - ${order.requestedMicros}`,
+          costMicros: sql`${positionBands.costMicros} - ${released}`,
+        })
+        .where(whereBand);
+    }
+    if (filled > 0) {
+      await tx.insert(trades).values({
+        id: newId('trd'),
+        accountId: order.accountId,
+        userId: order.userId,
+        positionId: order.positionId,
+        eventId: position!.eventId,
+        orderId: order.id,
+        bandId: order.bandId,
+        side: position!.side,
+        action: order.side,
+        sharesMicros: filled,
+        amountMicros: outcome.notionalMicros,
+        feesMicros: outcome.feesMicros,
+        realizedPnlMicros: realized,
+      });
+    }
+    return true;
+  });
+}
+
+export async function markBuyFailed(db: Db, positionId: string, reason: string) {
+  await db
+    .update(positions)
+    .set({ buyFailed: true, failureReason: sql`coalesce(${positions.failureReason}, ${reason})`, updatedAt: sql`now()` })
+    .where(eq(positions.id, positionId));
+}
+
+/**
+ * Once no order of the position is PENDING, its status follows its holdings: open while it holds
+ * shares, closed when it holds none. Returns the status after the call.
+ */
+export async function settleStatus(db: Db, positionId: string): Promise<PositionRow['status']> {
+  return db.transaction(async (tx) => {
+    const [position] = await tx.select({ status: positions.status }).from(positions).where(eq(positions.id, positionId)).for('update');
+    const [pending] = await tx.select({ n: count() }).from(orders).where(and(eq(orders.positionId, positionId), eq(orders.status, 'PENDING')));
+    if (!position || pending!.n > 0) return position?.status ?? 'closed';
+    const [held] = await tx
+      .select({ shares: sql<string>`coalesce(sum(${positionBands.sharesMicros}), 0)` })
+      .from(positionBands)
+      .where(eq(positionBands.positionId, positionId));
+    const next = Number(held!.shares) > 0 ? 'open' : 'closed';
+    if (next !== position.status) {
+      await tx
+        .update(positions)
+        .set({ status: next, closedAt: next === 'closed' ? sql`now()` : null, updatedAt: sql`now()` })
+        .where(eq(positions.id, positionId));
+    }
+    return next;
+  });
+}
+
+export async function loadPosition(db: Db, positionId: string): Promise<{ position: PositionRow; bands: PositionBandRow[]; orders: OrderRow[] }> {
+  const [position] = await db.select().from(positions).where(eq(positions.id, positionId));
+  if (!position) throw new Error(`position ${positionId} vanished`);
+  const [bands, orderRows] = await Promise.all([
+    db.select().from(positionBands).where(eq(positionBands.positionId, positionId)).orderBy(asc(positionBands.bandIndex)),
+    db.select().from(orders).where(eq(orders.positionId, positionId)).orderBy(asc(orders.createdAt), asc(orders.bandIndex)),
+  ]);
+  return { position, bands, orders: orderRows };
+}

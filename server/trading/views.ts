@@ -1,0 +1,147 @@
+/**
+ * Public shapes of positions, orders and trades (interface.md, decisions §7), computed from the
+ * records and the current books. Integers (micro-USD, micro-shares) become JSON numbers only here.
+ * Valuation is at the bids: what the holdings would fetch if sold now.
+ */
+import type { EventWithBands } from '../events/queries.ts';
+import type { MarketSnapshot } from '../market/market-data.ts';
+import type { OrderBook } from '../venues/venue.ts';
+import type { OrderRow, PositionBandRow, PositionRow } from './records.ts';
+
+const MICRO = 1_000_000;
+/** Micro-units → a JSON number (USD or shares). */
+export const fromMicros = (micros: number) => micros / MICRO;
+const round6 = (x: number) => Math.round(x * MICRO) / MICRO;
+const ratio = (a: number, b: number) => (b === 0 ? 0 : round6(a / b));
+const percent = (a: number, b: number) => (b === 0 ? 0 : round6((a / b) * 100));
+
+const bidOf = (book: OrderBook | undefined) => book?.bids[0]?.priceMicros ?? 0;
+/** shares × price in micro-USD, rounded down (a holding is never valued above what it fetches). */
+const valueOf = (sharesMicros: number, priceMicros: number) => Number((BigInt(sharesMicros) * BigInt(priceMicros)) / BigInt(MICRO));
+
+interface Figures {
+  sizeMicros: number;
+  costMicros: number;
+  valueMicros: number;
+  entryPrice: number;
+}
+
+/** The position's numbers at the current bids (decisions §7 "Position summary"). */
+function figures(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>): Figures {
+  let target = 0;
+  let bought = 0;
+  let held = 0;
+  let entryCost = 0;
+  let cost = 0;
+  let value = 0;
+  for (const b of bands) {
+    target += b.targetMicros;
+    bought += b.boughtMicros;
+    held += b.sharesMicros;
+    entryCost += b.entryCostMicros;
+    cost += b.costMicros;
+    value += valueOf(b.sharesMicros, bidOf(books.get(b.bandId)));
+  }
+  // Units scale with the shares: U for a full buy, in proportion after fills fall short or sales.
+  const units = (shares: number) => (target === 0 ? 0 : Number((BigInt(position.unitsMicros) * BigInt(shares)) / BigInt(target)));
+  return { sizeMicros: units(held), costMicros: cost, valueMicros: value, entryPrice: ratio(entryCost, units(bought)) };
+}
+
+export function positionSummary(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>, realizedMicros: number) {
+  const f = figures(position, bands, books);
+  const pnl = f.valueMicros - f.costMicros;
+  return {
+    id: position.id,
+    eventId: position.eventId,
+    side: position.side,
+    status: position.status,
+    entryPrice: f.entryPrice,
+    currentPrice: ratio(f.valueMicros, f.sizeMicros),
+    size: fromMicros(f.sizeMicros),
+    cost: fromMicros(f.costMicros),
+    currentValue: fromMicros(f.valueMicros),
+    unrealizedPnl: fromMicros(pnl),
+    unrealizedPnlPercent: percent(pnl, f.costMicros),
+    realizedPnl: fromMicros(realizedMicros),
+    createdAt: position.createdAt.toISOString(),
+    closedAt: position.closedAt?.toISOString() ?? null,
+  };
+}
+
+/** The detail shape: interface.md lists it without size and unrealizedPnlPercent. */
+export function positionDetail(position: PositionRow, bands: PositionBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
+  const f = figures(position, bands, books);
+  return {
+    id: position.id,
+    eventId: position.eventId,
+    side: position.side,
+    status: position.status,
+    entryPrice: f.entryPrice,
+    currentPrice: ratio(f.valueMicros, f.sizeMicros),
+    cost: fromMicros(f.costMicros),
+    currentValue: fromMicros(f.valueMicros),
+    unrealizedPnl: fromMicros(f.valueMicros - f.costMicros),
+    realizedPnl: fromMicros(realizedMicros),
+    floorL: position.floorL,
+    floorS: position.floorS,
+    createdAt: position.createdAt.toISOString(),
+    closedAt: position.closedAt?.toISOString() ?? null,
+    failureReason: position.failureReason,
+    bands: bands.map((b) => ({
+      bandId: b.bandId,
+      label: event?.bands[b.bandIndex]?.label ?? null,
+      tokens: fromMicros(b.sharesMicros),
+      entryPrice: ratio(b.entryCostMicros, b.boughtMicros),
+      currentPrice: fromMicros(bidOf(books.get(b.bandId))),
+    })),
+  };
+}
+
+export function positionValue(position: PositionRow, bands: PositionBandRow[], snapshot: MarketSnapshot) {
+  const f = figures(position, bands, snapshot.books);
+  const pnl = f.valueMicros - f.costMicros;
+  return {
+    positionId: position.id,
+    currentValue: fromMicros(f.valueMicros),
+    unrealizedPnl: fromMicros(pnl),
+    unrealizedPnlPercent: percent(pnl, f.costMicros),
+    bandValues: bands.map((b) => {
+      const bid = bidOf(snapshot.books.get(b.bandId));
+      return { bandId: b.bandId, tokens: fromMicros(b.sharesMicros), price: fromMicros(bid), value: fromMicros(valueOf(b.sharesMicros, bid)) };
+    }),
+    updatedAt: snapshot.fetchedAt.toISOString(),
+  };
+}
+
+/** Average fill price per share, or the limit price while nothing is filled. */
+const orderPrice = (o: OrderRow) => (o.filledMicros > 0 ? ratio(o.notionalMicros, o.filledMicros) : fromMicros(o.limitPriceMicros));
+
+export function orderSummary(o: OrderRow) {
+  return {
+    id: o.id,
+    positionId: o.positionId,
+    bandId: o.bandId,
+    side: o.side,
+    purpose: o.purpose,
+    price: orderPrice(o),
+    limitPrice: fromMicros(o.limitPriceMicros),
+    size: fromMicros(o.requestedMicros),
+    filled: fromMicros(o.filledMicros),
+    fees: fromMicros(o.feesMicros),
+    status: o.status,
+    reason: o.reason,
+    createdAt: o.createdAt.toISOString(),
+    matchedAt: o.matchedAt?.toISOString() ?? null,
+  };
+}
+
+export function orderDetail(o: OrderRow, bandLabel: string | null) {
+  return { ...orderSummary(o), bandLabel, remaining: fromMicros(o.requestedMicros - o.filledMicros), txHash: o.txHash };
+}
+
+/** An order as it appears in a buy or sell response. */
+export function operationOrder(o: OrderRow) {
+  return { orderId: o.id, bandId: o.bandId, side: o.side, price: orderPrice(o), size: fromMicros(o.requestedMicros), filled: fromMicros(o.filledMicros), status: o.status, reason: o.reason };
+}
+
+export { ratio as microRatio };
