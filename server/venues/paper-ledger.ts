@@ -3,6 +3,7 @@
  * ledger (db/tables/paper.ts). A fill walks the book's levels within the limit price, so size costs
  * more per share. Each order is one transaction: the order row (unique per client order id, so a
  * retried placement returns the first result), then collateral and shares moved by conditional writes.
+ * Orders of one account are serialised on its account row.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
@@ -55,6 +56,9 @@ function fillable(book: OrderBook, order: MarketableOrder): { levels: BookLevel[
 
 export async function placePaperOrder(db: Db, accountKey: string, book: OrderBook, order: MarketableOrder, rules: VenueRules): Promise<VenueOrder> {
   return db.transaction(async (tx) => {
+    // Every order of an account takes the account row first, so buys (account → holding) and sells
+    // (holding → account) never lock in opposite orders and deadlock each other.
+    await tx.select({ key: paperAccounts.accountKey }).from(paperAccounts).where(eq(paperAccounts.accountKey, accountKey)).for('update');
     const [existing] = await tx
       .select()
       .from(paperOrders)

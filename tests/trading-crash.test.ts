@@ -1,0 +1,134 @@
+/**
+ * A crash between placing orders and recording their fills (issue #5): a child process runs the real
+ * app and is killed (SIGKILL) right after the venue filled an order. After a restart on the same
+ * database, orders/sync and positions/sync bring our records in line with the venue's ledger.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, type Database } from '../db/client.ts';
+import { seedDatabase } from '../seeds/index.ts';
+import { createLogger } from '../server/lib/logger.ts';
+import { createTestApp, type TestApp } from './harness/app.ts';
+import { engine, freshDatabase, type TestDatabase } from './harness/databases.ts';
+import { api, buy, expectBooksAgree, trader, type Trader } from './harness/trading.ts';
+
+const START = 10_000_000_000;
+const TIMEOUT_MS = 100;
+let dataDir: string | undefined;
+let database: TestDatabase | Database;
+let t: TestApp;
+let who: Trader;
+
+/** PostgreSQL: a fresh database. PGlite: a data directory on disk, which the child opens after us. */
+async function openShared(): Promise<TestDatabase | Database> {
+  if (engine === 'postgres') return freshDatabase();
+  const db = await openDatabase({ kind: 'pglite', dataDir: dataDir! });
+  return db;
+}
+
+async function restart() {
+  database = await openShared();
+  t = await createTestApp({ VENUE_TIMEOUT_MS: String(TIMEOUT_MS) }, { database });
+}
+
+async function stopForChild() {
+  // PGlite allows one process per data directory: hand it over to the child.
+  if (engine === 'pglite') await database.close();
+}
+
+beforeAll(async () => {
+  if (engine === 'pglite') {
+    dataDir = mkdtempSync(join(tmpdir(), 'pipo-crash-'));
+    const db = await openDatabase({ kind: 'pglite', dataDir });
+    await db.migrate();
+    await seedDatabase(db.db, createLogger('silent'));
+    await db.close();
+  }
+  await restart();
+  who = await trader(t);
+  await api(t, who, 'PUT', '/api/trading/settings', { walletAddress: who.userId });
+}, 60_000);
+
+afterAll(async () => {
+  await database.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function crashDuring(path: string, body: unknown, crashAfter: number) {
+  await stopForChild();
+  const child = Bun.spawn([process.execPath, 'tests/harness/crash-child.ts'], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: {
+      PATH: process.env.PATH!,
+      HOME: process.env.HOME ?? '/tmp',
+      NODE_ENV: 'test',
+      CRASH_AFTER: String(crashAfter),
+      CRASH_PATH: path,
+      CRASH_BODY: JSON.stringify(body),
+      CRASH_HEADERS: JSON.stringify(who.headers),
+      ...('url' in database && database.url ? { CRASH_DATABASE_URL: database.url } : { CRASH_DATA_DIR: dataDir! }),
+    },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  await child.exited;
+  const output = await new Response(child.stdout).text();
+  expect({ signal: child.signalCode, output }).toEqual({ signal: 'SIGKILL', output: '' });
+  if (engine === 'pglite') await restart();
+  // Past the grace period in which an order unknown to the venue might still arrive there.
+  await Bun.sleep(TIMEOUT_MS * 3 + 50);
+}
+
+describe('crash mid-trade', () => {
+  test('killed after the venue filled the 3rd band of a buy: orders/sync and positions/sync reconcile', async () => {
+    const events = (await api(t, who, 'GET', '/api/trading/events')).body.events;
+    const eventId = events.find((e: any) => e.status === 'open').id;
+    await crashDuring('/api/trading/buy', { eventId, side: 'LONG', amount: 120 }, 3);
+
+    // Right after the restart: the position and its orders exist (written before any order was sent),
+    // and the records claim no share the venue has not confirmed to us.
+    const pending = (await api(t, who, 'GET', '/api/trading/positions?status=pending')).body.positions;
+    expect(pending).toHaveLength(1);
+    const positionId = pending[0].id;
+    const orders = (await api(t, who, 'GET', `/api/trading/orders?positionId=${positionId}`)).body.orders;
+    expect(orders.length).toBeGreaterThanOrEqual(3);
+    expect(orders.some((o: any) => o.status === 'PENDING')).toBe(true);
+
+    const sync = (await api(t, who, 'POST', '/api/trading/orders/sync', {})).body;
+    expect(sync.synced).toBe(orders.filter((o: any) => o.status === 'PENDING').length);
+    expect(sync.updated).toBe(sync.synced);
+    const after = (await api(t, who, 'GET', `/api/trading/orders?positionId=${positionId}&limit=500`)).body.orders;
+    expect(after.filter((o: any) => o.status === 'PENDING')).toEqual([]);
+    // Every fill the venue made is now recorded once; the bands it never received were cancelled
+    // there, so the buy was not whole and its fills were sold back.
+    expect(after.filter((o: any) => o.purpose === 'open' && o.status === 'MATCHED').length).toBeGreaterThanOrEqual(3);
+    const position = (await api(t, who, 'GET', `/api/trading/positions/${positionId}`)).body;
+    expect(['open', 'closed']).toContain(position.status);
+    const positions = (await api(t, who, 'POST', '/api/trading/positions/sync', {})).body;
+    expect(positions.untracked).toEqual([]);
+    await expectBooksAgree(t, who, START);
+  }, 60_000);
+
+  test('killed after the venue filled the 2nd band of a sale: the sale is completed by orders/sync', async () => {
+    const events = (await api(t, who, 'GET', '/api/trading/events')).body.events;
+    const eventId = events.filter((e: any) => e.status === 'open')[1].id;
+    const { body: bought } = await buy(t, who, { eventId, side: 'SHORT', amount: 120 });
+    expect(bought.status).toBe('open');
+    await crashDuring('/api/trading/sell', { positionId: bought.positionId, percentage: 100 }, 2);
+
+    const reserved = (await api(t, who, 'GET', `/api/trading/orders?positionId=${bought.positionId}&status=pending`)).body.orders;
+    expect(reserved.length).toBeGreaterThanOrEqual(1);
+    const sync = (await api(t, who, 'POST', '/api/trading/orders/sync', {})).body;
+    expect(sync.updated).toBe(reserved.length);
+    const position = (await api(t, who, 'GET', `/api/trading/positions/${bought.positionId}`)).body;
+    const held = position.bands.reduce((s: number, b: any) => s + b.tokens, 0);
+    expect(position.status).toBe(held > 0 ? 'open' : 'closed');
+    // Whatever the crash left unsold can be sold now: nothing stays reserved.
+    if (held > 0) expect((await api(t, who, 'POST', '/api/trading/sell', { positionId: bought.positionId })).res.status).toBe(200);
+    const positions = (await api(t, who, 'POST', '/api/trading/positions/sync', {})).body;
+    expect(positions.positions.every((p: any) => p.onChainVerified)).toBe(true);
+    await expectBooksAgree(t, who, START);
+  }, 60_000);
+});
