@@ -5,14 +5,15 @@
  * tokens remain is closed (`removed`); tokens left over are reported as `untracked`.
  * On the paper venue its ledger stands in for the chain.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import { orders, positionBands, positions } from '../../db/schema.ts';
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import { positions } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf } from './execution.ts';
 import { syncOrders } from './order-sync.ts';
 import { bandsOf } from './queries.ts';
+import { closeAsGone } from './records.ts';
 import { getSettings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
 import { fromMicros } from './views.ts';
@@ -51,7 +52,7 @@ export async function syncPositions(services: Services, user: TradingUser, walle
       free.set(band.bandId, Math.max(0, available - band.sharesMicros));
     }
     let status = position.status;
-    if (position.status === 'open' && held.length > 0 && !anyLeft && (await closeAsGone(services, position.id))) {
+    if (position.status === 'open' && held.length > 0 && !anyLeft && (await closeAsGone(x.db, position.id))) {
       removed++;
       status = 'closed';
     }
@@ -70,21 +71,4 @@ export async function syncPositions(services: Services, user: TradingUser, walle
     positions: checked,
     untracked,
   };
-}
-
-/**
- * Closes an open position whose tokens left the wallet. No trade is invented for them (what they
- * fetched, if anything, is unknown): the holdings and their cost basis are cleared.
- */
-async function closeAsGone(services: Services, positionId: string): Promise<boolean> {
-  return services.database.db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(positions)
-      .set({ status: 'closed', closeReason: 'tokens-gone', closedAt: sql`now()`, updatedAt: sql`now()` })
-      .where(and(eq(positions.id, positionId), eq(positions.status, 'open'), sql`not exists (select 1 from ${orders} where ${orders.positionId} = ${positionId} and ${orders.status} = 'PENDING')`))
-      .returning({ id: positions.id });
-    if (!row) return false;
-    await tx.update(positionBands).set({ sharesMicros: 0, reservedMicros: 0, costMicros: 0 }).where(eq(positionBands.positionId, positionId));
-    return true;
-  });
 }

@@ -232,6 +232,23 @@ export async function settleStatus(db: Db, positionId: string): Promise<Position
   });
 }
 
+/**
+ * Closes an open position whose tokens left the wallet (positions/sync), unless a sale is pending.
+ * No trade is invented (what the tokens fetched, if anything, is unknown): holdings and basis are cleared.
+ */
+export async function closeAsGone(db: Db, positionId: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(positions)
+      .set({ status: 'closed', closeReason: 'tokens-gone', closedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(eq(positions.id, positionId), eq(positions.status, 'open'), sql`not exists (select 1 from ${orders} where ${orders.positionId} = ${positionId} and ${orders.status} = 'PENDING')`))
+      .returning({ id: positions.id });
+    if (!row) return false;
+    await tx.update(positionBands).set({ sharesMicros: 0, reservedMicros: 0, costMicros: 0 }).where(eq(positionBands.positionId, positionId));
+    return true;
+  });
+}
+
 export async function loadPosition(db: Db, positionId: string): Promise<{ position: PositionRow; bands: PositionBandRow[]; orders: OrderRow[] }> {
   const [position] = await db.select().from(positions).where(eq(positions.id, positionId));
   if (!position) throw new Error(`position ${positionId} vanished`);
