@@ -8,3 +8,4 @@ export * from './tables/events.ts';
 export * from './tables/paper.ts';
 export * from './tables/trading.ts';
 export * from './tables/positions.ts';
+export * from './tables/polymarket.ts';

@@ -4,7 +4,7 @@
  */
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
-import { deleteCredentials, hasCredentials, storeCredentials } from '../server/trading/credentials.ts';
+import { credentialStatus, deleteCredentials, storeCredentials } from '../server/trading/credentials.ts';
 import { getSettings, updateSettings, type TradingUser } from '../server/trading/settings.ts';
 import type { Services } from '../server/services.ts';
 import { router } from '../server/trpc/init.ts';
@@ -25,8 +25,8 @@ const outcome = z.object({ success: z.boolean(), message: z.string() });
 
 async function settingsOf(services: Services, user: TradingUser) {
   const db = services.database.db;
-  const [settings, stored] = await Promise.all([getSettings(db, user), hasCredentials(db, user)]);
-  return { ...settings, hasCredentials: stored, signerAddress: null };
+  const [settings, status] = await Promise.all([getSettings(db, user), credentialStatus(db, user)]);
+  return { ...settings, ...status };
 }
 
 export const tradingSettingsRouter = router({

@@ -4,9 +4,10 @@
  */
 import { z } from 'zod';
 import { usdToMicros } from '../server/lib/money.ts';
-import { buy } from '../server/trading/buy.ts';
-import { runIdempotent } from '../server/trading/idempotency.ts';
-import { sell } from '../server/trading/sell.ts';
+import { buy, buyOutcome } from '../server/trading/buy.ts';
+import { runIdempotent, type IdempotentCall } from '../server/trading/idempotency.ts';
+import { syncOrders } from '../server/trading/order-sync.ts';
+import { saleOutcome, sell } from '../server/trading/sell.ts';
 import type { RequestContext } from '../server/trpc/context.ts';
 import { router } from '../server/trpc/init.ts';
 import { tradeProcedure } from '../server/trpc/procedures.ts';
@@ -17,17 +18,29 @@ const TAGS = ['Trading'];
 const floor = (description: string) => z.number().min(0).max(1).optional().meta({ description });
 const ERRORS = [402, 403, 404, 409, 422, 503];
 
-/** Idempotency-Key handling shared by buy and sell. */
-const idempotently = <T>(ctx: RequestContext & { user: { accountId: string; userId: string } }, operation: 'buy' | 'sell', input: unknown, run: Parameters<typeof runIdempotent<T>>[0]['run']) =>
-  runIdempotent<T>({
+type UserContext = RequestContext & { user: { accountId: string; userId: string } };
+
+/**
+ * Idempotency-Key handling shared by buy and sell. A retry of a request whose outcome was unknown
+ * first asks the venue (orders/sync), then answers what the request became.
+ */
+function idempotently<T>(ctx: UserContext, operation: 'buy' | 'sell', input: unknown, run: IdempotentCall<T>['run'], outcome: (positionId: string, operationId: string) => Promise<T>) {
+  return runIdempotent<T>({
     db: ctx.services.database.db,
     user: ctx.user,
     key: ctx.headers.get('idempotency-key'),
     operation,
     input,
+    // Longer than any trade can run: a few venue calls, each with its deadline.
+    leaseSeconds: Math.max(120, Math.ceil((8 * ctx.services.config.venueTimeoutMs) / 1000)),
     onReplay: () => ctx.resHeaders.set('Idempotent-Replayed', 'true'),
     run,
+    recover: async (positionId, operationId) => {
+      await syncOrders(ctx.services, ctx.user).catch(() => undefined);
+      return outcome(positionId, operationId);
+    },
   });
+}
 
 export const tradingRouter = router({
   buy: tradeProcedure
@@ -65,7 +78,13 @@ export const tradingRouter = router({
       }),
     )
     .mutation(({ ctx, input }) =>
-      idempotently(ctx, 'buy', input, (hooks) => buy(ctx.services, ctx.user, { ...input, amountMicros: usdToMicros(input.amount) }, hooks)),
+      idempotently(
+        ctx,
+        'buy',
+        input,
+        (hooks) => buy(ctx.services, ctx.user, { ...input, amountMicros: usdToMicros(input.amount) }, hooks),
+        (positionId) => buyOutcome(ctx.services.database.db, positionId),
+      ),
     ),
 
   sell: tradeProcedure
@@ -95,5 +114,13 @@ export const tradingRouter = router({
         realizedPnl: z.number().meta({ description: 'totalProceeds minus the cost basis of what was sold' }),
       }),
     )
-    .mutation(({ ctx, input }) => idempotently(ctx, 'sell', input, (hooks) => sell(ctx.services, ctx.user, input, hooks))),
+    .mutation(({ ctx, input }) =>
+      idempotently(
+        ctx,
+        'sell',
+        input,
+        (hooks) => sell(ctx.services, ctx.user, input, hooks),
+        (positionId, operationId) => saleOutcome(ctx.services.database.db, positionId, operationId, input.percentage),
+      ),
+    ),
 });

@@ -108,7 +108,9 @@ const envSchema = z.object({
   SEED_ON_START: boolean(true),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   MAX_BODY_BYTES: int(1_048_576, 1024, 100 * 1_048_576),
-  VENUE: z.enum(['paper'], { error: 'must be paper (polymarket arrives with the venue adapter)' }).default('paper'),
+  VENUE: z.enum(['paper', 'polymarket'], { error: 'must be paper or polymarket' }).default('paper'),
+  POLYMARKET_CLOB_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://clob.polymarket.com'),
+  POLYGON_RPC_URL: z.url({ protocol: /^(https?|wss?)$/, error: 'must be an http(s) or ws(s) URL' }).optional(),
   PAPER_SEED: int(1, 0, 2 ** 31 - 1),
   PAPER_DRIFT: z
     .string()
@@ -154,7 +156,8 @@ export interface Config {
   seedOnStart: boolean;
   shutdownTimeoutMs: number;
   maxBodyBytes: number;
-  venue: 'paper';
+  venue: 'paper' | 'polymarket';
+  polymarket: { clobUrl: string; polygonRpcUrl?: string };
   paper: { seed: number; drift: number; startingBalanceMicros: number };
   marketDataTtlMs: number;
   /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
@@ -199,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     venue: e.VENUE,
+    polymarket: { clobUrl: e.POLYMARKET_CLOB_URL.replace(/\/$/, ''), polygonRpcUrl: e.POLYGON_RPC_URL },
     paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS,

@@ -4,22 +4,22 @@
  * sells on one position. After each, our records and the venue's ledger agree to the micro-unit.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createTestApp, type TestApp } from './harness/app.ts';
+import type { TestApp } from './harness/app.ts';
 import { FaultyVenue, type Fault } from './harness/faulty-venue.ts';
 import { api, buy, expectBooksAgree, sell, trader, type Trader } from './harness/trading.ts';
+import { createTradingApp } from './harness/trading-venue.ts';
 
-const START = 10_000_000_000;
 const TIMEOUT_MS = 150;
-let base: TestApp;
+let calm: TestApp;
 let t: TestApp;
 let venue: FaultyVenue;
 let eventId: string;
 let bandCount: number;
 
 beforeAll(async () => {
-  base = await createTestApp();
-  venue = new FaultyVenue(base.services.venue);
-  t = await createTestApp({ VENUE_TIMEOUT_MS: String(TIMEOUT_MS) }, { database: base.database, venue });
+  t = await createTradingApp({ VENUE_TIMEOUT_MS: String(TIMEOUT_MS) }, { wrap: (inner) => (venue = new FaultyVenue(inner)) });
+  // Without injected faults and with the default venue deadline, for the race test.
+  calm = await createTradingApp({}, { database: t.database });
   // An event with bids on every band, so that sales and sell-backs can fill.
   const { body } = await api(t, { headers: {} }, 'GET', '/api/trading/events');
   for (const e of body.events.filter((e: any) => e.status === 'open')) {
@@ -32,8 +32,8 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
+  await calm.close();
   await t.close();
-  await base.close();
 });
 
 /** Injects `fault` into the k-th placement counted from now (1-based), or into every one. */
@@ -66,7 +66,7 @@ describe('buy', () => {
     const orders = await ordersOf(who, positionId);
     expect(orders.filter((o: any) => o.purpose === 'open').map((o: any) => o.status).sort()).toEqual([...Array(bandCount - 1).fill('MATCHED'), 'REJECTED'].sort());
     expect(orders.filter((o: any) => o.purpose === 'unwind')).toHaveLength(bandCount - 1);
-    const books = await expectBooksAgree(t, who, START);
+    const books = await expectBooksAgree(t, who);
     expect(books.trades.filter((x) => x.action === 'BUY')).toHaveLength(bandCount - 1);
     expect(books.trades.filter((x) => x.action === 'SELL')).toHaveLength(bandCount - 1);
     // The sell-back lost the spread, and says so in the history.
@@ -89,7 +89,7 @@ describe('buy', () => {
     const half = open.find((o: any) => o.filled > 0 && o.filled < o.size);
     expect(half).toBeDefined();
     expect((await positionOf(who, positionId)).status).toBe('closed');
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test('a placement is lost before reaching the venue: 503, PENDING, then orders/sync cancels it and unwinds', async () => {
@@ -106,7 +106,7 @@ describe('buy', () => {
     expect(pending).toHaveLength(1);
     // Holdings never claim what the venue did not confirm, and a pending position cannot be sold.
     expect((await sell(t, who, { positionId })).body.code).toBe('ORDER_REJECTED');
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
 
     // Within the grace period the venue might still receive it: sync leaves it alone.
     const early = (await api(t, who, 'POST', '/api/trading/orders/sync', {})).body;
@@ -116,10 +116,9 @@ describe('buy', () => {
     expect(sync).toMatchObject({ synced: 1, updated: 1, orders: [{ id: pending[0].id, previousStatus: 'PENDING', currentStatus: 'CANCELLED' }] });
     expect(sync.positions).toEqual([{ id: positionId, status: 'closed' }]);
     // The lost message arriving now cannot fill: the venue holds a cancellation under its id.
-    const credentials = { apiKey: who.venueKey, secret: 's', passphrase: 'p' };
-    const late = await venue.inner.placeOrder(credentials, { clientOrderId: pending[0].id, tokenId: pending[0].bandId, side: 'BUY', sharesMicros: 5_000_000, limitPriceMicros: 990_000, timeInForce: 'FOK' });
+    const late = await venue.inner.placeOrder(who.credentials, { clientOrderId: pending[0].id, tokenId: pending[0].bandId, side: 'BUY', sharesMicros: 5_000_000, limitPriceMicros: 990_000, timeInForce: 'FOK' });
     expect(late.status).toBe('CANCELLED');
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test('the venue fills but the answer is lost: one status check finds the fill and the buy succeeds', async () => {
@@ -129,7 +128,7 @@ describe('buy', () => {
     heal();
     expect(res.status).toBe(200);
     expect(body.orders.every((o: any) => o.status === 'MATCHED')).toBe(true);
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test('the venue fills, the connection breaks and status reads fail: PENDING until positions/sync completes the buy', async () => {
@@ -146,7 +145,27 @@ describe('buy', () => {
     const sync = (await api(t, who, 'POST', '/api/trading/positions/sync', {})).body;
     expect(sync).toMatchObject({ synced: 1, added: 1, removed: 0, positions: [{ id: positionId, status: 'open', onChainVerified: true }] });
     expect((await positionOf(who, positionId)).status).toBe('open');
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
+  });
+
+  test('a buy whose outcome was unknown: a retry with the same key settles it and answers what it became', async () => {
+    const who = await trader(t);
+    const order = { eventId, side: 'LONG', amount: 80 };
+    inject('filled-then-error', 2);
+    venue.statusDown = true;
+    const first = await buy(t, who, order, { 'idempotency-key': 'unknown-1' });
+    expect(first.res.status).toBe(503);
+    const stillDown = await buy(t, who, order, { 'idempotency-key': 'unknown-1' });
+    expect(stillDown.res.status).toBe(503);
+    heal();
+    const retried = await buy(t, who, order, { 'idempotency-key': 'unknown-1' });
+    expect(retried.res.status).toBe(200);
+    expect(retried.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body.status).toBe('open');
+    const again = await buy(t, who, order, { 'idempotency-key': 'unknown-1' });
+    expect(again.body).toEqual(retried.body);
+    expect((await api(t, who, 'GET', '/api/trading/positions?status=all')).body.positions).toHaveLength(1);
+    await expectBooksAgree(t, who);
   });
 
   test('the venue is down for every placement: nothing is filled, and orders/sync closes the attempt', async () => {
@@ -161,7 +180,7 @@ describe('buy', () => {
     expect(sync.updated).toBe(bandCount);
     expect(sync.orders.every((o: any) => o.currentStatus === 'CANCELLED')).toBe(true);
     expect((await positionOf(who, positionId)).status).toBe('closed');
-    const books = await expectBooksAgree(t, who, START);
+    const books = await expectBooksAgree(t, who);
     expect(books.trades).toEqual([]);
   });
 });
@@ -181,7 +200,7 @@ describe('sell', () => {
     for (const band of position.bands) expect(band.tokens).toBe(band.bandId === rejected.bandId ? rejected.size : 0);
     const rest = await sell(t, who, { positionId: bought.positionId });
     expect(rest.body.status).toBe('closed');
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test('a sale whose outcome is unknown keeps its shares reserved: a second sale cannot sell them again', async () => {
@@ -198,14 +217,13 @@ describe('sell', () => {
     const sync = (await api(t, who, 'POST', '/api/trading/orders/sync', {})).body;
     expect(sync.updated).toBe(bandCount);
     expect(sync.positions).toEqual([{ id: bought.positionId, status: 'closed' }]);
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 });
 
 describe('concurrency', () => {
   test('200 concurrent buys and sells by one user on one position: no double sale, holdings never negative', async () => {
-    // The app without injected faults and with the default venue deadline: this test is about races.
-    const t = base;
+    const t = calm;
     const who = await trader(t);
     const { body: bought } = await buy(t, who, { eventId, side: 'LONG', amount: 2000 });
     const before = (await api(t, who, 'GET', `/api/trading/positions/${bought.positionId}`)).body;
@@ -220,7 +238,7 @@ describe('concurrency', () => {
     for (const r of results.filter((r) => r.res.status === 422)) expect(r.body.code).toBe('ORDER_REJECTED');
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(100);
 
-    const books = await expectBooksAgree(t, who, START);
+    const books = await expectBooksAgree(t, who);
     const soldOfPosition = books.trades.filter((x) => x.positionId === bought.positionId && x.action === 'SELL');
     const after = (await api(t, who, 'GET', `/api/trading/positions/${bought.positionId}`)).body;
     after.bands.forEach((band: any, i: number) => {

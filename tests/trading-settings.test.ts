@@ -95,7 +95,7 @@ describe('credentials', () => {
     for (const secret of Object.values(SECRETS)) expect(JSON.stringify(row)).not.toContain(secret);
     expect(Buffer.from(row!.iv, 'base64')).toHaveLength(12);
     expect(row!.keyId).toBe(keyIdOf('a'.repeat(64)));
-    expect(await openCredentials(t.database.db, t.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual(SECRETS);
+    expect(await openCredentials(t.database.db, t.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual({ ...SECRETS, walletAddress: null });
   });
 
   test('refused by the venue → 403 INVALID_CREDENTIALS, nothing stored, nothing charged', async () => {
@@ -175,7 +175,7 @@ describe('credentials', () => {
     expect(result.unreadable).toHaveLength(1);
     expect(result.keyId).toBe(keyIdOf('c'.repeat(64)));
     const onlyNew = await createTestApp({ TRADING_ENCRYPTION_KEY: 'c'.repeat(64) }, { database: t.database });
-    expect(await openCredentials(t.database.db, onlyNew.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual(SECRETS);
+    expect(await openCredentials(t.database.db, onlyNew.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual({ ...SECRETS, walletAddress: null });
     await onlyNew.close();
     await rotated.close();
   });

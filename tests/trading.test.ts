@@ -4,20 +4,21 @@
  * positions/sync, and the typed tRPC client. Every number is recomputed here from the records.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
-import { paperHoldings, positions } from '../db/schema.ts';
+import { eq, sql } from 'drizzle-orm';
+import { idempotencyKeys, positions } from '../db/schema.ts';
+import { requestHashOf } from '../server/trading/idempotency.ts';
 import { longWeights, shortWeights } from '../server/valuation/index.ts';
 import { PAPER_RULES } from '../server/venues/paper.ts';
-import { createTestApp, trpcClient, type TestApp } from './harness/app.ts';
-import { fundedAccount } from './harness/factories.ts';
-import { api, buy, expectBooksAgree, sell, trader, type Trader } from './harness/trading.ts';
+import { trpcClient, type TestApp } from './harness/app.ts';
+import { fundedAccount, newUserId } from './harness/factories.ts';
+import { api, buy, expectBooksAgree, sell, storeTraderCredentials, trader, type Trader } from './harness/trading.ts';
+import { createTradingApp, ledgerOf, TEST_VENUE } from './harness/trading-venue.ts';
 
-const START = 10_000_000_000; // PAPER_STARTING_BALANCE_USD default, in micro-USD
 let t: TestApp;
 let openEvents: { id: string; bands: { id: string; label: string }[] }[];
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTradingApp();
   const { body } = await api(t, { headers: {} }, 'GET', '/api/trading/events');
   openEvents = body.events.filter((e: any) => e.status === 'open');
 });
@@ -52,7 +53,7 @@ describe('buy', () => {
         expect(body.averagePrice).toBeCloseTo(body.totalCost / body.size, 6);
       }
     }
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test('floors: a per-trade override wins over the stored floor; a zero weight band gets no order', async () => {
@@ -100,7 +101,7 @@ describe('buy', () => {
   });
 
   test('a venue balance below the cost: 402 INSUFFICIENT_BALANCE, nothing sent', async () => {
-    const poor = await createTestApp({ PAPER_STARTING_BALANCE_USD: '15' }, { database: t.database });
+    const poor = await createTradingApp({ PAPER_STARTING_BALANCE_USD: '15' }, { database: t.database });
     const who = await trader(poor);
     const { res, body } = await buy(poor, who, { eventId: 'openai-ipo', side: 'LONG', amount: 40 });
     expect(res.status).toBe(402);
@@ -108,7 +109,7 @@ describe('buy', () => {
     expect(body.message).toContain('$15');
     const ok = await buy(poor, who, { eventId: 'openai-ipo', side: 'LONG', amount: 15 });
     expect(ok.res.status).toBe(200);
-    await expectBooksAgree(poor, who, 15_000_000);
+    await expectBooksAgree(poor, who);
     await poor.close();
   });
 });
@@ -177,7 +178,7 @@ describe('positions and sales', () => {
     const after = (await api(t, who, 'GET', `/api/trading/positions/${positionId}`)).body;
     expect(Math.abs(after.cost - (before.cost - released))).toBeLessThan(1e-4);
     expect(after.realizedPnl).toBe(body.realizedPnl);
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test('selling the rest closes it; closed positions are listed under status=closed', async () => {
@@ -193,7 +194,7 @@ describe('positions and sales', () => {
     const again = await sell(t, who, { positionId });
     expect(again.res.status).toBe(422);
     expect(again.body.code).toBe('ORDER_REJECTED');
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test.each([
@@ -217,7 +218,7 @@ describe('positions and sales', () => {
     expect(error.message).toMatch(/percentage: 1% of band \d+ is under the venue minimum order of 5 shares; sell (at least [\d.]+% or 100%|100%)/);
     const needed = Number(/at least ([\d.]+)%/.exec(error.message)?.[1] ?? 100);
     expect((await sell(t, small, { positionId: body.positionId, percentage: needed })).res.status).toBe(200);
-    await expectBooksAgree(t, small, START);
+    await expectBooksAgree(t, small);
   });
 });
 
@@ -243,7 +244,9 @@ describe('orders and history', () => {
     expect(ofFirst.map((o: any) => o.side).sort()).toEqual([...first.orders.map(() => 'BUY'), ...first.orders.map(() => 'SELL')].sort());
     expect((await api(t, who, 'GET', '/api/trading/orders?limit=2')).body.orders).toHaveLength(2);
     const detail = (await api(t, who, 'GET', `/api/trading/orders/${second.orders[0].orderId}`)).body;
-    expect(detail).toMatchObject({ id: second.orders[0].orderId, positionId: second.positionId, side: 'BUY', status: 'MATCHED', remaining: 0, txHash: null, purpose: 'open' });
+    expect(detail).toMatchObject({ id: second.orders[0].orderId, positionId: second.positionId, side: 'BUY', status: 'MATCHED', remaining: 0, purpose: 'open' });
+    // The settlement transaction: none on the paper venue; the CLOB reports one for a match.
+    expect(detail.txHash).toEqual(TEST_VENUE === 'paper' ? null : expect.stringMatching(/^0x[0-9a-f]{64}$/));
     expect(detail.bandLabel).toEqual(expect.any(String));
     expect(detail.matchedAt).not.toBeNull();
     for (const [query, code] of [
@@ -304,7 +307,7 @@ describe('Idempotency-Key', () => {
     const asSell = await sell(t, who, { positionId: first.body.positionId }, { 'idempotency-key': 'buy-1' });
     expect(asSell.body.code).toBe('IDEMPOTENCY_MISMATCH');
     expect((await api(t, who, 'GET', '/api/trading/positions')).body.positions).toHaveLength(1);
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 
   test('concurrent requests with one key: one executes, the others wait (409) or replay it', async () => {
@@ -326,10 +329,29 @@ describe('Idempotency-Key', () => {
     const who = await trader(t, { credentials: false });
     const order = { eventId: 'strava-ipo', side: 'LONG', amount: 60 };
     expect((await buy(t, who, order, { 'idempotency-key': 'later' })).res.status).toBe(403);
-    await api(t, who, 'POST', '/api/trading/credentials', { apiKey: who.venueKey, secret: 's', passphrase: 'p' });
+    await storeTraderCredentials(t, who);
     const retried = await buy(t, who, order, { 'idempotency-key': 'later' });
     expect(retried.res.status).toBe(200);
     expect(retried.res.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  test('a key held by a process that died before sending anything is taken over after its lease', async () => {
+    const who = await trader(t);
+    const order = { eventId: 'kraken-ipo', side: 'SHORT' as const, amount: 60 };
+    const [account, user] = [who.account.accountId, who.userId];
+    await t.database.db.insert(idempotencyKeys).values({
+      accountId: account,
+      userId: user,
+      key: 'orphan',
+      requestHash: requestHashOf('buy', order),
+      state: 'running',
+      owner: 'a-dead-process',
+      leaseUntil: sql`now() - interval '1 second'`,
+    });
+    const { res, body } = await buy(t, who, order, { 'idempotency-key': 'orphan' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    expect((await buy(t, who, order, { 'idempotency-key': 'orphan' })).body).toEqual(body);
   });
 
   test('keys are per user, and a malformed key is a 400', async () => {
@@ -373,6 +395,7 @@ describe('tenancy', () => {
 describe('positions/sync (the paper ledger stands in for the chain)', () => {
   test('needs a wallet: from the body or the settings', async () => {
     const who = await trader(t);
+    await api(t, who, 'PUT', '/api/trading/settings', { walletAddress: null });
     const missing = await api(t, who, 'POST', '/api/trading/positions/sync', {});
     expect(missing.res.status).toBe(400);
     expect(missing.body.message).toContain('walletAddress');
@@ -386,12 +409,15 @@ describe('positions/sync (the paper ledger stands in for the chain)', () => {
     const who = await trader(t);
     const kept = (await buy(t, who, { eventId: 'openai-ipo', side: 'LONG', amount: 60 })).body;
     const gone = (await buy(t, who, { eventId: 'kraken-ipo', side: 'SHORT', amount: 60 })).body;
-    const db = t.database.db;
     // The user moved the kraken tokens out, and received strava tokens we never bought.
-    await db.delete(paperHoldings).where(eq(paperHoldings.accountKey, who.venueKey));
-    for (const o of kept.orders) await db.insert(paperHoldings).values({ accountKey: who.venueKey, tokenId: o.bandId, sharesMicros: Math.round(o.filled * 1e6) });
-    await db.insert(paperHoldings).values({ accountKey: who.venueKey, tokenId: 'paper-strava-ipo-1', sharesMicros: 7_000_000 });
-    const { body } = await api(t, who, 'POST', '/api/trading/positions/sync', { walletAddress: who.userId });
+    const held = new Map<string, number>(kept.orders.map((o: any) => [o.bandId, Math.round(o.filled * 1e6)]));
+    held.set('paper-strava-ipo-1', 7_000_000);
+    await ledgerOf(t).setHoldings(who, held);
+    // Another address proves nothing about the user's positions: reported, never closed.
+    const elsewhere = (await api(t, who, 'POST', '/api/trading/positions/sync', { walletAddress: newUserId() })).body;
+    expect(elsewhere).toMatchObject({ synced: 2, removed: 0 });
+    await api(t, who, 'PUT', '/api/trading/settings', { walletAddress: who.userId });
+    const { body } = await api(t, who, 'POST', '/api/trading/positions/sync', {});
     expect(body).toMatchObject({ synced: 2, added: 0, removed: 1 });
     expect(body.positions).toEqual([
       { id: kept.positionId, eventId: 'openai-ipo', side: 'LONG', status: 'open', onChainVerified: true },
@@ -406,7 +432,7 @@ describe('positions/sync (the paper ledger stands in for the chain)', () => {
 describe('value follows the paper prices', () => {
   test('with drift, the same position is worth different amounts at different times', async () => {
     let clock = Date.parse('2026-11-22T00:00:00Z');
-    const drifting = await createTestApp({ PAPER_DRIFT: '0.05', MARKET_DATA_TTL_MS: '0' }, { database: t.database, now: () => clock });
+    const drifting = await createTradingApp({ PAPER_DRIFT: '0.05', MARKET_DATA_TTL_MS: '0' }, { database: t.database, now: () => clock });
     const who = await trader(drifting);
     const { body } = await buy(drifting, who, { eventId: 'anthropic-ipo', side: 'LONG', amount: 100 });
     const seen = new Set<number>();
@@ -440,6 +466,6 @@ describe('the typed tRPC client', () => {
     expect(history.summary.totalTrades).toBe(bought.orders.length * 2);
     const error = await client.positions.get.query({ id: 'pos_missing' }).catch((e) => e);
     expect(error.data.api).toMatchObject({ code: 'POSITION_NOT_FOUND', status: 404 });
-    await expectBooksAgree(t, who, START);
+    await expectBooksAgree(t, who);
   });
 });

@@ -153,11 +153,16 @@ export const idempotencyKeys = pgTable(
     key: text('key').notNull(),
     /** SHA-256 of the operation and its canonical input. */
     requestHash: text('request_hash').notNull(),
-    state: text('state', { enum: ['running', 'done'] }).notNull(),
+    /** running: being executed (by `owner`, until `leaseUntil`); unsettled: reached the venue but an outcome is unknown; done: `response` is final. */
+    state: text('state', { enum: ['running', 'unsettled', 'done'] }).notNull(),
+    /** A random token of the attempt that holds the key; every write by an attempt checks it. */
+    owner: text('owner').notNull().default(''),
     responseStatus: integer('response_status'),
     response: jsonb('response'),
     /** The position the request created or changed, once it sent anything to the venue. */
     positionId: text('position_id'),
+    /** The buy or sell (orders.operation_id) the request started. */
+    operationId: text('operation_id'),
     leaseUntil: at('lease_until').notNull(),
     createdAt: at('created_at').notNull().defaultNow(),
   },

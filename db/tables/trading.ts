@@ -36,6 +36,8 @@ export const venueCredentials = pgTable(
     /** base64 of the 12-byte IV, and of ciphertext ‖ 16-byte tag. */
     iv: text('iv').notNull(),
     ciphertext: text('ciphertext').notNull(),
+    /** Live venue: the address of the session key (sealed with the credentials) that signs orders. */
+    signerAddress: text('signer_address'),
     ...timestamps,
   },
   (t) => [primaryKey({ columns: [t.accountId, t.userId] })],

@@ -3,6 +3,7 @@
  * record the position and its orders (PENDING), send one FOK order per band, and settle. Every band
  * fills or the buy is unwound (the filled bands sold back) and answers ORDER_REJECTED.
  */
+import type { Db } from '../../db/client.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { formatUsd } from '../lib/money.ts';
@@ -25,7 +26,7 @@ export interface BuyRequest {
 
 export interface TradeHooks {
   /** Called once the request's intent is recorded (orders may reach the venue from here on). */
-  onIntent?: (positionId: string) => Promise<void>;
+  onIntent?: (positionId: string, operationId: string) => Promise<void>;
 }
 
 /** The buy's answer, rebuilt from the records (so a replay or a late settlement says the same). */
@@ -72,6 +73,7 @@ export async function buy(services: Services, user: TradingUser, request: BuyReq
   const books = await freshBooks(x, tokenIds);
   const asks = tokenIds.map((id) => books.get(id)?.asks ?? []);
   const weights = weightsFor(request.side, tokenIds.length, floors);
+  if (!tokenIds.length) throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} has no bands to trade`);
   const sizing = sizeBuy(weights, asks, request.amountMicros, x.venue.rules);
   if (!sizing.ok) {
     if (sizing.reason === 'no-liquidity') throw new ApiError('ORDER_REJECTED', `The books of ${event.id} are too thin for even the smallest position`);
@@ -86,19 +88,24 @@ export async function buy(services: Services, user: TradingUser, request: BuyReq
   }
 
   const positionId = newId('pos');
-  const { orders } = await recordBuyIntent(x.db, user, {
+  const { operationId, orders } = await recordBuyIntent(x.db, user, {
     position: { id: positionId, eventId: event.id, side: request.side, ...floors, unitsMicros: plan.unitsMicros },
     bands: plan.bands.map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, targetMicros: b.shares })),
     orders: plan.bands
       .filter((b) => b.shares > 0)
       .map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, side: 'BUY' as const, requestedMicros: b.shares, limitPriceMicros: worstPriceFor(asks[b.bandIndex]!, b.shares)! })),
   });
-  await hooks.onIntent?.(positionId);
+  await hooks.onIntent?.(positionId, operationId);
 
   await placeAll(x, credentials, orders);
   await settlePosition(x, credentials, positionId).catch((error) => x.logger.warn('position not settled; left for orders/sync', { positionId, error: String(error.message) }));
 
-  const after = await loadPosition(x.db, positionId);
+  return buyOutcome(x.db, positionId);
+}
+
+/** How a buy ended, from its records: the result, or the error that says what happened. */
+export async function buyOutcome(db: Db, positionId: string) {
+  const after = await loadPosition(db, positionId);
   if (after.position.status === 'pending') {
     throw new ApiError('VENUE_UNAVAILABLE', `The venue has not confirmed every order of position ${positionId}; POST /api/trading/orders/sync completes it`);
   }

@@ -4,28 +4,58 @@
  * builds a response or a log line selects the sealed columns.
  */
 import { and, eq, sql } from 'drizzle-orm';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import type { Db } from '../../db/client.ts';
 import { venueCredentials } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { Venue, VenueCredentials } from '../venues/venue.ts';
 import type { CredentialCipher } from './credential-cipher.ts';
-import type { TradingUser } from './settings.ts';
+import { getSettings, type TradingUser } from './settings.ts';
 
 const whereUser = (u: TradingUser) => and(eq(venueCredentials.accountId, u.accountId), eq(venueCredentials.userId, u.userId));
 
-export async function hasCredentials(db: Db, user: TradingUser): Promise<boolean> {
-  const [row] = await db.select({ one: sql`1` }).from(venueCredentials).where(whereUser(user)).limit(1);
-  return row !== undefined;
-}
-
-/** Refused by the venue → INVALID_CREDENTIALS and nothing is stored. */
+/**
+ * Refused by the venue → INVALID_CREDENTIALS and nothing is stored. On a venue that signs with
+ * session keys, the user's key is generated once and kept across credential changes (the user
+ * authorises its address on their wallet once); it is sealed together with the credentials.
+ */
 export async function storeCredentials(db: Db, venue: Venue, cipher: CredentialCipher, user: TradingUser, credentials: VenueCredentials) {
-  await venue.checkCredentials(credentials);
-  const sealed = cipher.seal(credentials, user.accountId, user.userId);
+  let sessionKey: Hex | undefined;
+  if (venue.usesSessionKeys) {
+    const existing = await readSealed(db, user);
+    sessionKey = (existing && tryOpen(cipher, existing, user)?.sessionKey) || generatePrivateKey();
+  }
+  const walletAddress = (await getSettings(db, user)).walletAddress;
+  await venue.checkCredentials({ ...credentials, sessionKey, walletAddress });
+  const sealed = cipher.seal({ ...credentials, ...(sessionKey ? { sessionKey } : {}) }, user.accountId, user.userId);
+  const signerAddress = sessionKey ? privateKeyToAddress(sessionKey) : null;
   await db
     .insert(venueCredentials)
-    .values({ ...user, ...sealed })
-    .onConflictDoUpdate({ target: [venueCredentials.accountId, venueCredentials.userId], set: { ...sealed, updatedAt: sql`now()` } });
+    .values({ ...user, ...sealed, signerAddress })
+    .onConflictDoUpdate({ target: [venueCredentials.accountId, venueCredentials.userId], set: { ...sealed, signerAddress, updatedAt: sql`now()` } });
+}
+
+/** Whether credentials are stored, and the address that signs this user's orders (live venue only). */
+export async function credentialStatus(db: Db, user: TradingUser): Promise<{ hasCredentials: boolean; signerAddress: string | null }> {
+  const [row] = await db.select({ signerAddress: venueCredentials.signerAddress }).from(venueCredentials).where(whereUser(user));
+  return { hasCredentials: row !== undefined, signerAddress: row?.signerAddress ?? null };
+}
+
+async function readSealed(db: Db, user: TradingUser) {
+  const [row] = await db
+    .select({ keyId: venueCredentials.keyId, iv: venueCredentials.iv, ciphertext: venueCredentials.ciphertext })
+    .from(venueCredentials)
+    .where(whereUser(user));
+  return row;
+}
+
+function tryOpen(cipher: CredentialCipher, sealed: NonNullable<Awaited<ReturnType<typeof readSealed>>>, user: TradingUser) {
+  try {
+    return cipher.open(sealed, user.accountId, user.userId);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Idempotent: deleting nothing is fine. Returns whether something was deleted. */
@@ -34,14 +64,14 @@ export async function deleteCredentials(db: Db, user: TradingUser): Promise<bool
   return deleted.length > 0;
 }
 
-/** Decrypted credentials for a venue call; INVALID_CREDENTIALS when none are stored or they cannot be opened. */
+/**
+ * Decrypted credentials for a venue call, with the user's wallet from the settings;
+ * INVALID_CREDENTIALS when none are stored or they cannot be opened.
+ */
 export async function openCredentials(db: Db, cipher: CredentialCipher, user: TradingUser): Promise<VenueCredentials> {
-  const [row] = await db
-    .select({ keyId: venueCredentials.keyId, iv: venueCredentials.iv, ciphertext: venueCredentials.ciphertext })
-    .from(venueCredentials)
-    .where(whereUser(user));
-  if (!row) throw new ApiError('INVALID_CREDENTIALS', 'No venue credentials stored: POST /api/trading/credentials first');
-  return cipher.open(row, user.accountId, user.userId);
+  const [sealed, settings] = await Promise.all([readSealed(db, user), getSettings(db, user)]);
+  if (!sealed) throw new ApiError('INVALID_CREDENTIALS', 'No venue credentials stored: POST /api/trading/credentials first');
+  return { ...cipher.open(sealed, user.accountId, user.userId), walletAddress: settings.walletAddress };
 }
 
 /**

@@ -3,12 +3,15 @@
  * instances. The same key with the same body within 24 h replays the first answer; a different body
  * is IDEMPOTENCY_MISMATCH; a request still running is IDEMPOTENCY_IN_PROGRESS.
  *
- * What is kept: the answer of every request that reached the venue (success or failure). A request
- * that failed before sending anything keeps nothing, so retrying it with the same key runs it again.
- * A `running` row whose lease expired belongs to a process that died: if it had sent nothing, the
- * retry takes it over; if it had, the retry is told which position orders/sync will settle.
+ * - A request that failed before sending anything keeps nothing: its retry runs it again.
+ * - A request that reached the venue keeps its answer (success or refusal) for replays.
+ * - A request that reached the venue but could not learn every outcome (503, or its process died)
+ *   is `unsettled`: a retry with the key settles it (orders/sync) and answers what it became,
+ *   rebuilt from the records, instead of running it a second time.
+ * Each attempt holds the key with a random owner token; every write checks it, so a slow attempt
+ * whose lease was taken over cannot overwrite or free the key.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { idempotencyKeys } from '../../db/schema.ts';
 import { ApiError, statusFor, type ErrorCode } from '../errors.ts';
@@ -17,8 +20,6 @@ import type { TradeHooks } from './buy.ts';
 import type { TradingUser } from './settings.ts';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
-/** Longer than any buy or sell can run (a few venue deadlines). */
-const LEASE_SECONDS = 120;
 const RETENTION = sql`interval '24 hours'`;
 
 type Stored = { ok: true; data: unknown } | { ok: false; code: ErrorCode; message: string };
@@ -30,83 +31,103 @@ export interface IdempotentCall<T> {
   key: string | null;
   operation: 'buy' | 'sell';
   input: unknown;
+  /** How long an attempt may hold the key before it counts as dead (longer than any trade runs). */
+  leaseSeconds: number;
   /** Called when the answer is a replay (the transport sets `Idempotent-Replayed: true`). */
   onReplay: () => void;
   run: (hooks: TradeHooks) => Promise<T>;
+  /** Settles an earlier attempt's position/operation and answers what it became. */
+  recover: (positionId: string, operationId: string) => Promise<T>;
 }
 
-function replay<T>(stored: Stored, onReplay: () => void): T {
-  onReplay();
-  if (stored.ok) return stored.data as T;
-  throw new ApiError(stored.code, stored.message);
-}
+/** What identifies "the same request": the operation and its parsed input, key order ignored. */
+export const requestHashOf = (operation: string, input: unknown) => new Bun.CryptoHasher('sha256').update(`${operation}\n${canonicalJson(input)}`).digest('hex');
+
+const newOwner = () => Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex');
 
 export async function runIdempotent<T>(call: IdempotentCall<T>): Promise<T> {
   const { db, user, key } = call;
   if (key === null) return call.run({});
   if (!KEY.test(key)) throw new ApiError('BAD_REQUEST', 'Idempotency-Key: must be 1-255 visible ASCII characters');
-  const requestHash = new Bun.CryptoHasher('sha256').update(`${call.operation}\n${canonicalJson(call.input)}`).digest('hex');
+  const requestHash = requestHashOf(call.operation, call.input);
   const whereKey = and(eq(idempotencyKeys.accountId, user.accountId), eq(idempotencyKeys.userId, user.userId), eq(idempotencyKeys.key, key));
+  const lease = sql`now() + ${call.leaseSeconds} * interval '1 second'`;
+  const owner = newOwner();
 
   // Keys are remembered for 24 hours; an older row no longer counts.
   await db.delete(idempotencyKeys).where(and(whereKey, sql`${idempotencyKeys.createdAt} < now() - ${RETENTION}`));
   const [claimed] = await db
     .insert(idempotencyKeys)
-    .values({ ...user, key, requestHash, state: 'running', leaseUntil: sql`now() + ${LEASE_SECONDS} * interval '1 second'` })
+    .values({ ...user, key, requestHash, state: 'running', owner, leaseUntil: lease })
     .onConflictDoNothing()
     .returning({ key: idempotencyKeys.key });
+  if (claimed) return attempt(call, whereKey, owner, (hooks) => call.run(hooks), false);
 
-  if (!claimed) {
-    const [row] = await db
-      .select({
-        requestHash: idempotencyKeys.requestHash,
-        state: idempotencyKeys.state,
-        response: idempotencyKeys.response,
-        positionId: idempotencyKeys.positionId,
-        leaseUntil: idempotencyKeys.leaseUntil,
-        leaseLive: sql<boolean>`${idempotencyKeys.leaseUntil} > now()`,
-      })
-      .from(idempotencyKeys)
-      .where(whereKey);
-    // Deleted in between (its request failed before sending anything): this request may run.
-    if (!row) return runIdempotent(call);
-    if (row.requestHash !== requestHash) {
-      throw new ApiError('IDEMPOTENCY_MISMATCH', 'Idempotency-Key: already used with a different request body; use a new key for a new request');
-    }
-    if (row.state === 'done') return replay<T>(row.response as Stored, call.onReplay);
-    if (row.leaseLive) throw new ApiError('IDEMPOTENCY_IN_PROGRESS', 'Idempotency-Key: the first request with this key is still running; retry shortly');
-    if (row.positionId) {
-      throw new ApiError(
-        'IDEMPOTENCY_IN_PROGRESS',
-        `Idempotency-Key: the first request with this key was interrupted after sending orders for position ${row.positionId}; POST /api/trading/orders/sync settles it`,
-      );
-    }
-    const [taken] = await db
-      .update(idempotencyKeys)
-      .set({ leaseUntil: sql`now() + ${LEASE_SECONDS} * interval '1 second'` })
-      .where(and(whereKey, eq(idempotencyKeys.state, 'running'), eq(idempotencyKeys.leaseUntil, row.leaseUntil)))
-      .returning({ key: idempotencyKeys.key });
-    if (!taken) throw new ApiError('IDEMPOTENCY_IN_PROGRESS', 'Idempotency-Key: another request with this key is running; retry shortly');
+  const [row] = await db
+    .select({
+      requestHash: idempotencyKeys.requestHash,
+      state: idempotencyKeys.state,
+      response: idempotencyKeys.response,
+      positionId: idempotencyKeys.positionId,
+      operationId: idempotencyKeys.operationId,
+      leaseLive: sql<boolean>`${idempotencyKeys.leaseUntil} > now()`,
+    })
+    .from(idempotencyKeys)
+    .where(whereKey);
+  // Deleted in between (its request failed before sending anything): this request may run.
+  if (!row) return runIdempotent(call);
+  if (row.requestHash !== requestHash) {
+    throw new ApiError('IDEMPOTENCY_MISMATCH', 'Idempotency-Key: already used with a different request body; use a new key for a new request');
   }
+  if (row.state === 'done') {
+    call.onReplay();
+    const stored = row.response as Stored;
+    if (stored.ok) return stored.data as T;
+    throw new ApiError(stored.code, stored.message);
+  }
+  if (row.state === 'running' && row.leaseLive) throw new ApiError('IDEMPOTENCY_IN_PROGRESS', 'Idempotency-Key: the first request with this key is still running; retry shortly');
 
-  let sent = false;
+  // Unsettled, or running under an expired lease (its process died): take the key over, atomically.
+  const [taken] = await db
+    .update(idempotencyKeys)
+    .set({ owner, state: 'running', leaseUntil: lease })
+    .where(and(whereKey, or(eq(idempotencyKeys.state, 'unsettled'), and(eq(idempotencyKeys.state, 'running'), lte(idempotencyKeys.leaseUntil, sql`now()`)))))
+    .returning({ positionId: idempotencyKeys.positionId, operationId: idempotencyKeys.operationId });
+  if (!taken) throw new ApiError('IDEMPOTENCY_IN_PROGRESS', 'Idempotency-Key: another request with this key is running; retry shortly');
+  if (taken.positionId && taken.operationId) {
+    const { positionId, operationId } = taken;
+    // Not run again: the answer is what the first request became.
+    call.onReplay();
+    return attempt(call, whereKey, owner, () => call.recover(positionId, operationId), true);
+  }
+  return attempt(call, whereKey, owner, (hooks) => call.run(hooks), false);
+}
+
+/** Runs `work` as the key's owner and records how it ended. */
+async function attempt<T>(call: IdempotentCall<T>, whereKey: ReturnType<typeof and>, owner: string, work: (hooks: TradeHooks) => Promise<T>, alreadySent: boolean): Promise<T> {
+  const { db } = call;
+  const mine = and(whereKey, eq(idempotencyKeys.owner, owner));
+  let sent = alreadySent;
   const hooks: TradeHooks = {
-    onIntent: async (positionId) => {
+    onIntent: async (positionId, operationId) => {
       sent = true;
-      await db.update(idempotencyKeys).set({ positionId }).where(whereKey);
+      await db.update(idempotencyKeys).set({ positionId, operationId }).where(mine);
     },
   };
-  const finish = (stored: Stored, status: number) =>
-    db.update(idempotencyKeys).set({ state: 'done', response: stored, responseStatus: status }).where(whereKey);
+  const finish = (stored: Stored, status: number) => db.update(idempotencyKeys).set({ state: 'done', response: stored, responseStatus: status }).where(mine);
   try {
-    const data = await call.run(hooks);
+    const data = await work(hooks);
     await finish({ ok: true, data }, 200);
     return data;
   } catch (error) {
-    if (sent && error instanceof ApiError) await finish({ ok: false, code: error.apiCode, message: error.message }, statusFor(error.apiCode));
-    else if (!sent) await db.delete(idempotencyKeys).where(whereKey);
-    // Sent, then an unexpected error: the row stays running; its lease runs out and a retry is told
-    // which position orders/sync settles.
+    if (!sent) {
+      await db.delete(idempotencyKeys).where(and(mine, isNull(idempotencyKeys.positionId)));
+    } else if (error instanceof ApiError && statusFor(error.apiCode) < 500) {
+      await finish({ ok: false, code: error.apiCode, message: error.message }, statusFor(error.apiCode));
+    } else {
+      // Orders went out but not every outcome is known: the next retry settles and answers.
+      await db.update(idempotencyKeys).set({ state: 'unsettled', leaseUntil: sql`now()` }).where(mine);
+    }
     throw error;
   }
 }

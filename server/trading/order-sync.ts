@@ -24,7 +24,7 @@ export interface OrderChange {
   currentStatus: OrderRow['status'];
 }
 
-export async function syncOrders(services: Services, user: TradingUser, now: () => number = Date.now) {
+export async function syncOrders(services: Services, user: TradingUser) {
   const x = executionOf(services);
   const pending = await pendingOrders(x.db, user);
   const stalled = await x.db
@@ -42,7 +42,7 @@ export async function syncOrders(services: Services, user: TradingUser, now: () 
         let outcome: OrderOutcome | null = null;
         const seen = await callVenue(`the status of order ${order.id}`, x.timeoutMs, () => x.venue.getOrder(credentials, order.id));
         if (seen) outcome = outcomeOf(seen);
-        else if (now() - order.createdAt.getTime() > NEVER_SENT_AFTER_TIMEOUTS * x.timeoutMs) {
+        else if (order.ageMs > NEVER_SENT_AFTER_TIMEOUTS * x.timeoutMs) {
           const cancelled = await callVenue(`cancelling order ${order.id}`, x.timeoutMs, () => x.venue.cancelOrder(credentials, order.id));
           outcome = cancelled ? outcomeOf(cancelled) : { status: 'CANCELLED', filledMicros: 0, notionalMicros: 0, feesMicros: 0, reason: 'never-sent' };
         }
@@ -50,7 +50,8 @@ export async function syncOrders(services: Services, user: TradingUser, now: () 
           changes.push({ id: order.id, previousStatus: 'PENDING', currentStatus: outcome.status });
         }
       } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
+        // One order's trouble (venue down for it, a report we could not apply) must not block the rest.
+        if (!(error instanceof ApiError)) x.logger.error('order sync failed', { orderId: order.id, error: String((error as Error).message) });
         unreachable++;
       }
     }),

@@ -2,7 +2,7 @@
  * positions/sync (decisions §7): first orders/sync (so fills the venue knows are recorded), then the
  * wallet's token balances are allotted to the user's positions oldest first. A position is
  * verified when the wallet holds at least its shares of every band; an open position none of whose
- * tokens remain is closed (`removed`); tokens left over are reported as `untracked`.
+ * tokens remain in the funding wallet is closed (`removed`); tokens left over are `untracked`.
  * On the paper venue its ledger stands in for the chain.
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
@@ -20,7 +20,8 @@ import { fromMicros } from './views.ts';
 
 export async function syncPositions(services: Services, user: TradingUser, walletAddress: string | undefined) {
   const x = executionOf(services);
-  const wallet = walletAddress ?? (await getSettings(x.db, user)).walletAddress;
+  const funding = (await getSettings(x.db, user)).walletAddress;
+  const wallet = walletAddress ?? funding;
   if (!wallet) throw new ApiError('BAD_REQUEST', 'walletAddress: required: send it, or set it with PUT /api/trading/settings');
   const credentials = await openCredentials(x.db, services.credentialCipher, user);
 
@@ -36,7 +37,11 @@ export async function syncPositions(services: Services, user: TradingUser, walle
   const bands = await bandsOf(x.db, active.map((p) => p.id));
   const snapshot = await services.marketData.snapshot();
   const supported = snapshot.events.flatMap((e) => e.bands.map((b) => ({ eventId: e.id, band: b })));
-  const balances = await callVenue('the wallet balances', x.timeoutMs, () => x.venue.getTokenBalances(credentials, supported.map((s) => s.band.id), wallet));
+  // Every supported band, and every band a position holds (even one no longer listed in the snapshot).
+  const tokenIds = [...new Set([...supported.map((s) => s.band.id), ...[...bands.values()].flat().map((b) => b.bandId)])];
+  const balances = await callVenue('the wallet balances', x.timeoutMs, () => x.venue.getTokenBalances(credentials, tokenIds, wallet));
+  // Only the funding wallet's balances can close positions: another address proves nothing about them.
+  const mayClose = funding !== null && wallet.toLowerCase() === funding.toLowerCase();
 
   const free = new Map(balances);
   let removed = 0;
@@ -52,21 +57,21 @@ export async function syncPositions(services: Services, user: TradingUser, walle
       free.set(band.bandId, Math.max(0, available - band.sharesMicros));
     }
     let status = position.status;
-    if (position.status === 'open' && held.length > 0 && !anyLeft && (await closeAsGone(x.db, position.id))) {
+    if (mayClose && position.status === 'open' && held.length > 0 && !anyLeft && (await closeAsGone(x.db, position.id))) {
       removed++;
       status = 'closed';
     }
     checked.push({ id: position.id, eventId: position.eventId, side: position.side, status, onChainVerified: verified && held.length > 0 });
   }
 
-  const nowOpen = new Set(checked.filter((p) => p.status === 'open').map((p) => p.id));
+  const proven = new Set(checked.filter((p) => p.status === 'open' && p.onChainVerified).map((p) => p.id));
   const untracked = supported
     .filter((s) => (free.get(s.band.id) ?? 0) > 0)
     .map((s) => ({ bandId: s.band.id, eventId: s.eventId, label: s.band.label, tokens: fromMicros(free.get(s.band.id)!) }));
   return {
     walletAddress: wallet,
     synced: checked.length,
-    added: wasPending.filter((p) => nowOpen.has(p.id)).length,
+    added: wasPending.filter((p) => proven.has(p.id)).length,
     removed,
     positions: checked,
     untracked,

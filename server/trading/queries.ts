@@ -75,12 +75,14 @@ export async function getOrder(db: Db, user: TradingUser, orderId: string): Prom
   return row;
 }
 
-export async function pendingOrders(db: Db, user: TradingUser): Promise<OrderRow[]> {
-  return db
-    .select()
+/** The user's PENDING orders, with their age by the database clock (no app/database clock skew). */
+export async function pendingOrders(db: Db, user: TradingUser): Promise<(OrderRow & { ageMs: number })[]> {
+  const rows = await db
+    .select({ order: orders, ageMs: sql<string>`extract(epoch from now() - ${orders.createdAt}) * 1000` })
     .from(orders)
     .where(and(eq(orders.accountId, user.accountId), eq(orders.userId, user.userId), eq(orders.status, 'PENDING')))
     .orderBy(asc(orders.createdAt));
+  return rows.map((r) => ({ ...r.order, ageMs: Number(r.ageMs) }));
 }
 
 export interface HistoryFilter {

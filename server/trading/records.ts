@@ -132,9 +132,15 @@ export const refusal = (reason: string): OrderOutcome => ({ status: 'REJECTED', 
  * trade and changes the position's holdings. Returns false when the order had already left PENDING
  * (someone else applied it) or the venue still reports it PENDING.
  */
-export async function applyOrderOutcome(db: Db, orderId: string, outcome: OrderOutcome): Promise<boolean> {
-  if (outcome.status === 'PENDING') return false;
+export async function applyOrderOutcome(db: Db, orderId: string, reported: OrderOutcome): Promise<boolean> {
+  if (reported.status === 'PENDING') return false;
   return db.transaction(async (tx) => {
+    const [requested] = await tx.select({ micros: orders.requestedMicros }).from(orders).where(eq(orders.id, orderId));
+    // A venue report we cannot account for (more than asked, negative amounts) is not applied as a
+    // fill: the order is closed as REJECTED, and positions/sync shows any tokens it did deliver.
+    const sane = (n: number) => Number.isSafeInteger(n) && n >= 0;
+    const plausible = sane(reported.filledMicros) && sane(reported.notionalMicros) && sane(reported.feesMicros) && reported.filledMicros <= (requested?.micros ?? 0);
+    const outcome = plausible ? reported : { ...refusal('implausible-venue-report'), venueOrderId: reported.venueOrderId };
     const filled = outcome.filledMicros;
     const [order] = await tx
       .update(orders)
@@ -238,12 +244,16 @@ export async function settleStatus(db: Db, positionId: string): Promise<Position
  */
 export async function closeAsGone(db: Db, positionId: string): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const [row] = await tx
+    // Lock first, then look for pending sales in a statement of its own: a sale recorded while we
+    // waited for the lock is then seen (a condition inside the UPDATE would use the older snapshot).
+    const [position] = await tx.select({ status: positions.status }).from(positions).where(eq(positions.id, positionId)).for('update');
+    if (position?.status !== 'open') return false;
+    const [pending] = await tx.select({ n: count() }).from(orders).where(and(eq(orders.positionId, positionId), eq(orders.status, 'PENDING')));
+    if (pending!.n > 0) return false;
+    await tx
       .update(positions)
       .set({ status: 'closed', closeReason: 'tokens-gone', closedAt: sql`now()`, updatedAt: sql`now()` })
-      .where(and(eq(positions.id, positionId), eq(positions.status, 'open'), sql`not exists (select 1 from ${orders} where ${orders.positionId} = ${positionId} and ${orders.status} = 'PENDING')`))
-      .returning({ id: positions.id });
-    if (!row) return false;
+      .where(eq(positions.id, positionId));
     await tx.update(positionBands).set({ sharesMicros: 0, reservedMicros: 0, costMicros: 0 }).where(eq(positionBands.positionId, positionId));
     return true;
   });

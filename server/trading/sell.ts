@@ -63,28 +63,33 @@ export async function sell(services: Services, user: TradingUser, request: SellR
     }
     return plan.orders;
   });
-  await hooks.onIntent?.(position.id);
+  await hooks.onIntent?.(position.id, operationId);
 
   await placeAll(x, credentials, orders);
   await settlePosition(x, credentials, position.id).catch((error) => x.logger.warn('position not settled; left for orders/sync', { positionId: position.id, error: String(error.message) }));
 
-  const after = await loadPosition(x.db, position.id);
+  return saleOutcome(x.db, position.id, operationId, request.percentage);
+}
+
+/** How a sale ended, from its records (the answer to the request, or to its retry). */
+export async function saleOutcome(db: Db, positionId: string, operationId: string, percentage: number) {
+  const after = await loadPosition(db, positionId);
   const mine = after.orders.filter((o) => o.operationId === operationId);
   if (mine.some((o) => o.status === 'PENDING')) {
-    throw new ApiError('VENUE_UNAVAILABLE', `The venue has not confirmed every sell order of position ${position.id}; POST /api/trading/orders/sync completes it`);
+    throw new ApiError('VENUE_UNAVAILABLE', `The venue has not confirmed every sell order of position ${positionId}; POST /api/trading/orders/sync completes it`);
   }
   if (!mine.some((o) => o.filledMicros > 0)) {
     const reasons = [...new Set(mine.map((o) => o.reason ?? 'unfilled'))].join(', ');
-    throw new ApiError('ORDER_REJECTED', `The venue filled none of the sell orders (${reasons}); position ${position.id} is unchanged`);
+    throw new ApiError('ORDER_REJECTED', `The venue filled none of the sell orders (${reasons}); position ${positionId} is unchanged`);
   }
-  const [realized] = await x.db
+  const [realized] = await db
     .select({ pnl: sql<string>`coalesce(sum(${trades.realizedPnlMicros}), 0)` })
     .from(trades)
     .where(inArray(trades.orderId, mine.map((o) => o.id)));
   return {
-    positionId: position.id,
+    positionId,
     status: after.position.status,
-    percentage: request.percentage,
+    percentage,
     orders: mine.map(operationOrder),
     totalProceeds: fromMicros(mine.reduce((s, o) => s + o.notionalMicros - o.feesMicros, 0)),
     realizedPnl: fromMicros(Number(realized!.pnl)),

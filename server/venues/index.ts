@@ -1,12 +1,26 @@
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands } from '../../db/schema.ts';
+import { createPolygonClient, createPositionReader } from '../chain/position-reader.ts';
 import type { Config } from '../config.ts';
 import { PaperVenue } from './paper.ts';
+import { ClobHttp } from './polymarket/clob-http.ts';
+import { TokenMap } from './polymarket/token-map.ts';
+import { PolymarketVenue } from './polymarket/venue.ts';
 import type { Venue } from './venue.ts';
 
 /** The venue named by VENUE. The paper venue centres its books on the bands' seed prices. */
 export function createVenue(config: Config, db: Db, now?: () => number): Venue {
+  if (config.venue === 'polymarket') {
+    const { clobUrl, polygonRpcUrl } = config.polymarket;
+    return new PolymarketVenue({
+      db,
+      now,
+      http: new ClobHttp({ baseUrl: clobUrl, timeoutMs: config.venueTimeoutMs, now }),
+      tokens: new TokenMap(db, now),
+      positions: polygonRpcUrl ? createPositionReader(createPolygonClient(polygonRpcUrl, { timeoutMs: config.venueTimeoutMs })) : undefined,
+    });
+  }
   return new PaperVenue({
     db,
     now,

@@ -47,6 +47,7 @@ export interface PaperVenueOptions {
 export class PaperVenue implements Venue {
   readonly name = 'paper' as const;
   readonly rules = PAPER_RULES;
+  readonly usesSessionKeys = false;
   private now: () => number;
 
   constructor(private options: PaperVenueOptions) {

@@ -19,6 +19,10 @@ export interface VenueCredentials {
   apiKey: string;
   secret: string;
   passphrase: string;
+  /** Live venue: the per-user session key (hex private key) that signs orders; sealed with the rest. */
+  sessionKey?: `0x${string}`;
+  /** Live venue: the user's funding wallet (settings walletAddress), filled in when opened. */
+  walletAddress?: string | null;
 }
 
 export type OrderSide = 'BUY' | 'SELL';
@@ -56,6 +60,8 @@ export interface VenueOrder {
 export interface Venue {
   readonly name: 'paper' | 'polymarket';
   readonly rules: VenueRules;
+  /** Orders are signed by a per-user session key the service generates (settings report its address). */
+  readonly usesSessionKeys: boolean;
   /** Books for many tokens in one round trip. Unknown tokens come back with empty sides. */
   getOrderBooks(tokenIds: string[]): Promise<Map<string, OrderBook>>;
   /** Throws ApiError INVALID_CREDENTIALS when the venue refuses them. */

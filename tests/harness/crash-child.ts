@@ -2,7 +2,7 @@
  * A child process for the crash test: the real app on the given database, whose venue kills this
  * process (SIGKILL, no cleanup) right after the venue filled the N-th order and before we record it.
  *   CRASH_DATABASE_URL or CRASH_DATA_DIR, CRASH_AFTER (placement number), CRASH_PATH, CRASH_BODY,
- *   CRASH_HEADERS (JSON).
+ *   CRASH_HEADERS (JSON); VENUE and POLYMARKET_CLOB_URL for the live venue against the stand-in.
  */
 import { openDatabase } from '../../db/client.ts';
 import { createApp } from '../../server/app.ts';
@@ -16,7 +16,8 @@ import { FaultyVenue } from './faulty-venue.ts';
 
 const env = process.env;
 const url = env.CRASH_DATABASE_URL;
-const config = loadConfig({ ...TEST_ENV, ...(url ? { DATABASE_URL: url } : { DATA_DIR: env.CRASH_DATA_DIR! }) });
+const venueEnv = env.VENUE ? { VENUE: env.VENUE, POLYMARKET_CLOB_URL: env.POLYMARKET_CLOB_URL! } : {};
+const config = loadConfig({ ...TEST_ENV, ...venueEnv, ...(url ? { DATABASE_URL: url } : { DATA_DIR: env.CRASH_DATA_DIR! }) });
 const database = await openDatabase(url ? { kind: 'postgres', url, poolSize: 4 } : { kind: 'pglite', dataDir: env.CRASH_DATA_DIR! });
 const venue = new FaultyVenue(createVenue(config, database.db));
 const crashAfter = Number(env.CRASH_AFTER);

@@ -23,6 +23,7 @@ const never = () => new Promise<never>(() => {});
 export class FaultyVenue implements Venue {
   readonly name;
   readonly rules;
+  readonly usesSessionKeys;
   /** Placements seen so far (1-based numbering for `faultFor`). */
   placements = 0;
   /** While true, order status reads fail (the venue cannot be asked either). */
@@ -36,6 +37,7 @@ export class FaultyVenue implements Venue {
   ) {
     this.name = inner.name;
     this.rules = inner.rules;
+    this.usesSessionKeys = inner.usesSessionKeys;
   }
 
   getOrderBooks(tokenIds: string[]) {

@@ -1,0 +1,2 @@
+ALTER TABLE "idempotency_keys" ADD COLUMN "owner" text DEFAULT '' NOT NULL;--> statement-breakpoint
+ALTER TABLE "idempotency_keys" ADD COLUMN "operation_id" text;

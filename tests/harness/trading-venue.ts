@@ -1,0 +1,171 @@
+/**
+ * The venue the trading tests run against: the paper venue (default), or with TEST_VENUE=polymarket
+ * the real Polymarket adapter talking HTTP to a local CLOB stand-in. Tests see the same app either
+ * way; what differs is how a test reads the venue's own books (`VenueLedger`), to compare them with
+ * ours, and how a trading user is enrolled at the venue.
+ */
+import { eq, sql } from 'drizzle-orm';
+import { eventBands, paperAccounts, paperHoldings, paperOrders, polymarketOrders } from '../../db/schema.ts';
+import { loadConfig } from '../../server/config.ts';
+import { ClobHttp } from '../../server/venues/polymarket/clob-http.ts';
+import { TokenMap } from '../../server/venues/polymarket/token-map.ts';
+import { PolymarketVenue } from '../../server/venues/polymarket/venue.ts';
+import type { Venue, VenueCredentials } from '../../server/venues/venue.ts';
+import { createTestApp, TEST_ENV, type TestApp } from './app.ts';
+import { ClobStandin } from './clob-standin.ts';
+import { freshDatabase, type TestDatabase } from './databases.ts';
+
+export const TEST_VENUE: 'paper' | 'polymarket' = process.env.TEST_VENUE === 'polymarket' ? 'polymarket' : 'paper';
+
+export interface TraderRef {
+  userId: string;
+  credentials: VenueCredentials;
+}
+
+/** The venue's side of the books, read from outside the service. Amounts in micro-units. */
+export interface VenueLedger {
+  startingMicros: number;
+  /** Credentials for a new trading user, known to the venue. */
+  enrol(userId: string): VenueCredentials;
+  /** The user authorised this session key (live venue) after storing credentials. */
+  authorise(userId: string, signerAddress: string | null): void;
+  collateral(who: TraderRef): Promise<number>;
+  /** Holdings by band id (bands not held are absent). */
+  holdings(who: TraderRef): Promise<Map<string, number>>;
+  /** Orders the venue filled, by our order id. */
+  fills(who: TraderRef): Promise<Map<string, { filledMicros: number; notionalMicros: number }>>;
+  /** Replaces the wallet's holdings (tokens moved in or out behind our back). */
+  setHoldings(who: TraderRef, holdings: Map<string, number>): Promise<void>;
+  close(): void;
+}
+
+const ledgers = new WeakMap<TestApp, VenueLedger>();
+export const ledgerOf = (t: TestApp) => ledgers.get(t)!;
+
+/** A 77-digit decimal token id for a band (as Gamma would give), stable per band id. */
+export const tokenIdFor = (bandId: string) => BigInt(`0x${new Bun.CryptoHasher('sha256').update(bandId).digest('hex')}`).toString();
+
+const standins = new WeakMap<TestApp, ClobStandin>();
+/** The CLOB stand-in behind a polymarket test app (to reuse it across a restart, or inject faults). */
+export const standinOf = (t: TestApp) => standins.get(t);
+
+export async function createTradingApp(
+  env: Record<string, string> = {},
+  options: Parameters<typeof createTestApp>[1] & { wrap?: (venue: Venue) => Venue; standin?: ClobStandin; keepStandin?: boolean } = {},
+): Promise<TestApp> {
+  const config = loadConfig({ ...TEST_ENV, ...env });
+  if (TEST_VENUE === 'paper') {
+    const base = await createTestApp(env, options);
+    const venue = options.wrap ? options.wrap(base.services.venue) : undefined;
+    const t = venue ? await createTestApp(env, { ...options, database: base.database, venue }) : base;
+    if (venue) {
+      const close = t.close;
+      t.close = async () => {
+        await close();
+        await base.close();
+      };
+    }
+    ledgers.set(t, paperLedger(t, config.paper.startingBalanceMicros));
+    return t;
+  }
+
+  const database: TestDatabase = options.database ?? (await freshDatabase());
+  const bands = await database.db.select({ id: eventBands.id, seedPrice: eventBands.seedPrice }).from(eventBands);
+  const reference = new Map(bands.map((b) => [tokenIdFor(b.id), b.seedPrice]));
+  // Every band gets a venue token, as `npm run events:sync` would give it.
+  for (const band of bands) {
+    await database.db
+      .update(eventBands)
+      .set({ venue: sql`${eventBands.venue} || ${JSON.stringify({ tokenId: tokenIdFor(band.id), version: 'v1', negRisk: true })}::jsonb` })
+      .where(eq(eventBands.id, band.id));
+  }
+  const standin =
+    options.standin ??
+    new ClobStandin({ referencePrice: (id) => reference.get(id), startingCollateralMicros: config.paper.startingBalanceMicros, drift: config.paper.drift, now: options.now }).start();
+  const tokens = new TokenMap(database.db, options.now);
+  const venue = new PolymarketVenue({
+    db: database.db,
+    now: options.now,
+    http: new ClobHttp({ baseUrl: standin.url, timeoutMs: config.venueTimeoutMs, now: options.now, backoffMs: () => 20 }),
+    tokens,
+    // The stand-in's holdings play the chain here; tests/polymarket-chain.test.ts reads a real EVM.
+    positions: {
+      balancesOf: async (owner: string, refs: { tokenId: string }[]) => new Map(refs.map((r) => [r.tokenId, BigInt(standin.held(owner, r.tokenId))])),
+    },
+  });
+  const t = await createTestApp({ ...env, VENUE: 'polymarket', POLYMARKET_CLOB_URL: standin.url }, { ...options, database, venue: options.wrap ? options.wrap(venue) : venue });
+  const close = t.close;
+  t.close = async () => {
+    if (!options.standin && !options.keepStandin) standin.stop();
+    await close();
+    if (!options.database) await database.close();
+  };
+  standins.set(t, standin);
+  ledgers.set(t, standinLedger(standin, database, new Map(bands.map((b) => [tokenIdFor(b.id), b.id])), config.paper.startingBalanceMicros));
+  return t;
+}
+
+function paperLedger(t: TestApp, startingMicros: number): VenueLedger {
+  const db = t.database.db;
+  return {
+    startingMicros,
+    enrol: (userId) => ({ apiKey: `paper-${userId}`, secret: 'c2VjcmV0', passphrase: 'pass' }),
+    authorise: () => {},
+    collateral: async (who) => {
+      const [row] = await db.select().from(paperAccounts).where(eq(paperAccounts.accountKey, who.credentials.apiKey));
+      return row?.collateralMicros ?? startingMicros;
+    },
+    holdings: async (who) => {
+      const rows = await db.select().from(paperHoldings).where(eq(paperHoldings.accountKey, who.credentials.apiKey));
+      return new Map(rows.filter((r) => r.sharesMicros > 0).map((r) => [r.tokenId, r.sharesMicros]));
+    },
+    fills: async (who) => {
+      const rows = await db.select().from(paperOrders).where(eq(paperOrders.accountKey, who.credentials.apiKey));
+      return new Map(rows.filter((r) => r.filledMicros > 0).map((r) => [r.clientOrderId, { filledMicros: r.filledMicros, notionalMicros: r.notionalMicros }]));
+    },
+    setHoldings: async (who, holdings) => {
+      await db.delete(paperHoldings).where(eq(paperHoldings.accountKey, who.credentials.apiKey));
+      for (const [tokenId, sharesMicros] of holdings) await db.insert(paperHoldings).values({ accountKey: who.credentials.apiKey, tokenId, sharesMicros });
+    },
+    close: () => {},
+  };
+}
+
+function standinLedger(standin: ClobStandin, database: TestDatabase, bandByToken: Map<string, string>, startingMicros: number): VenueLedger {
+  const wallet = (who: TraderRef) => who.credentials.walletAddress ?? who.userId;
+  return {
+    startingMicros,
+    enrol: (userId) => {
+      const credentials = {
+        apiKey: crypto.randomUUID(),
+        secret: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url'),
+        passphrase: Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex'),
+      };
+      standin.register({ ...credentials, wallet: userId as `0x${string}` });
+      return credentials;
+    },
+    authorise: (userId, signer) => {
+      if (signer) standin.authorise(userId, signer);
+    },
+    collateral: async (who) => standin.collateral.get(wallet(who)) ?? startingMicros,
+    holdings: async (who) => {
+      const held = standin.holdings.get(wallet(who)) ?? new Map<string, number>();
+      return new Map([...held].filter(([, v]) => v > 0).map(([token, v]) => [bandByToken.get(token) ?? token, v]));
+    },
+    fills: async (who) => {
+      // The CLOB knows orders by hash; our adapter's table maps them back to our order ids.
+      const rows = await database.db.select().from(polymarketOrders).where(eq(polymarketOrders.apiKey, who.credentials.apiKey));
+      const ours = new Map(rows.filter((r) => r.orderHash).map((r) => [r.orderHash!.toLowerCase(), r.clientOrderId]));
+      const out = new Map<string, { filledMicros: number; notionalMicros: number }>();
+      for (const order of standin.orders.values()) {
+        if (order.owner !== who.credentials.apiKey || order.matchedMicros === 0) continue;
+        out.set(ours.get(order.id) ?? order.id, { filledMicros: order.matchedMicros, notionalMicros: order.notionalMicros });
+      }
+      return out;
+    },
+    setHoldings: async (who, holdings) => {
+      standin.holdings.set(wallet(who), new Map([...holdings].map(([bandId, v]) => [tokenIdFor(bandId), v])));
+    },
+    close: () => standin.stop(),
+  };
+}
