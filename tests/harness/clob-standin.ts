@@ -93,6 +93,10 @@ export class ClobStandin {
     for (let i = 0; i < count; i++) this.faults.push(fault);
   }
 
+  clearFaults() {
+    this.faults = [];
+  }
+
   held(wallet: string, tokenId: string) {
     return this.holdings.get(wallet)?.get(tokenId) ?? 0;
   }

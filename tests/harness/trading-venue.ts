@@ -51,10 +51,10 @@ export const standinOf = (t: TestApp) => standins.get(t);
 
 export async function createTradingApp(
   env: Record<string, string> = {},
-  options: Parameters<typeof createTestApp>[1] & { wrap?: (venue: Venue) => Venue; standin?: ClobStandin; keepStandin?: boolean } = {},
+  options: Parameters<typeof createTestApp>[1] & { wrap?: (venue: Venue) => Venue; standin?: ClobStandin; keepStandin?: boolean; venueKind?: 'paper' | 'polymarket'; standinNow?: () => number } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ ...TEST_ENV, ...env });
-  if (TEST_VENUE === 'paper') {
+  if ((options.venueKind ?? TEST_VENUE) === 'paper') {
     const base = await createTestApp(env, options);
     const venue = options.wrap ? options.wrap(base.services.venue) : undefined;
     const t = venue ? await createTestApp(env, { ...options, database: base.database, venue }) : base;
@@ -81,7 +81,7 @@ export async function createTradingApp(
   }
   const standin =
     options.standin ??
-    new ClobStandin({ referencePrice: (id) => reference.get(id), startingCollateralMicros: config.paper.startingBalanceMicros, drift: config.paper.drift, now: options.now }).start();
+    new ClobStandin({ referencePrice: (id) => reference.get(id), startingCollateralMicros: config.paper.startingBalanceMicros, drift: config.paper.drift, now: options.standinNow ?? options.now }).start();
   const tokens = new TokenMap(database.db, options.now);
   const venue = new PolymarketVenue({
     db: database.db,

@@ -6,7 +6,7 @@ import { expect } from 'bun:test';
 import { and, eq, inArray } from 'drizzle-orm';
 import { orders, positionBands, positions, trades } from '../../db/schema.ts';
 import type { VenueCredentials } from '../../server/venues/venue.ts';
-import { ledgerOf, TEST_VENUE } from './trading-venue.ts';
+import { ledgerOf } from './trading-venue.ts';
 import type { TestApp } from './app.ts';
 import { fundedAccount, newUserId, type FundedAccount } from './factories.ts';
 
@@ -28,8 +28,9 @@ export async function trader(t: TestApp, opts: { account?: FundedAccount; creden
   const userId = newUserId();
   const headers = { ...account.headers, 'x-user-id': userId };
   const credentials = ledger.enrol(userId);
-  const who: Trader = { account, userId, credentials: { ...credentials, walletAddress: TEST_VENUE === 'polymarket' ? userId : null }, headers };
-  if (TEST_VENUE === 'polymarket') await api(t, who, 'PUT', '/api/trading/settings', { walletAddress: userId });
+  const live = t.services.venue.usesSessionKeys;
+  const who: Trader = { account, userId, credentials: { ...credentials, walletAddress: live ? userId : null }, headers };
+  if (live) await api(t, who, 'PUT', '/api/trading/settings', { walletAddress: userId });
   if (opts.credentials !== false) await storeTraderCredentials(t, who);
   return who;
 }
