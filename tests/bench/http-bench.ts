@@ -1,0 +1,226 @@
+/**
+ * `npm run bench` — not a test. Throughput and latency of the real server process, measured with wrk
+ * the way clients load it: wrk pinned to CPU 0, the server to CPU 1, 64 connections, a 3 s warm-up,
+ * then 10 s measured. Every figure is also given as a ratio to a bare `Bun.serve` JSON hello measured
+ * in the same run on the same core, so runs on different machines compare. PostgreSQL backs the
+ * server (a scratch database, seeded, with one funded account and a user holding 50 positions).
+ *
+ *   BENCH_DATABASE_URL   admin connection (default postgres://postgres@127.0.0.1:5432/postgres)
+ *   BENCH_SECONDS        measured seconds per case (default 10); BENCH_CONNECTIONS (default 64)
+ *   BENCH_ONLY           run only cases whose name contains this text
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { openDatabase } from '../../db/client.ts';
+import { seedDatabase } from '../../seeds/index.ts';
+import { creditAccount, ensureAccount } from '../../server/accounts/accounts.ts';
+import { createApiKey } from '../../server/accounts/api-keys.ts';
+import { createApp } from '../../server/app.ts';
+import { loadConfig } from '../../server/config.ts';
+import { createLogger } from '../../server/lib/logger.ts';
+import { MemoryRateLimiter } from '../../server/ratelimit/rate-limiter.ts';
+import { createServices } from '../../server/services.ts';
+
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const only = process.env.BENCH_ONLY;
+const dbName = 'pipo_bench_http';
+const ENCRYPTION_KEY = 'b'.repeat(64);
+const USER = '0x52908400098527886E0F7030069857D2E4169EE7';
+const work = mkdtempSync(join(tmpdir(), 'pipo-bench-'));
+
+const benchUrl = (() => {
+  const u = new URL(adminUrl);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
+
+function requireTools() {
+  for (const tool of ['wrk', 'taskset']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
+      console.error(`${tool} is required: apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'}`);
+      process.exit(2);
+    }
+  }
+}
+
+/** A fresh database with the seed data, a funded account, and a user holding 50 positions. */
+async function prepare(): Promise<{ apiKey: string }> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.unsafe(`CREATE DATABASE ${dbName}`);
+  await admin.end();
+  const database = await openDatabase({ kind: 'postgres', url: benchUrl, poolSize: 10 });
+  await database.migrate();
+  await seedDatabase(database.db, createLogger('silent'));
+  await ensureAccount(database.db, 'bench');
+  await creditAccount(database.db, { accountId: 'bench', amountMicros: 1_000_000_000 * 1_000_000, reference: 'bench' });
+  const { key } = await createApiKey(database.db, { accountId: 'bench', name: 'bench' });
+
+  const config = loadConfig({ ...serverEnv(0), NODE_ENV: 'production' });
+  const services = createServices({ config, database, rateLimiter: new MemoryRateLimiter(), logger: createLogger('silent') });
+  const app = createApp(services);
+  const headers = { 'x-api-key': key, 'x-user-id': USER, 'content-type': 'application/json' };
+  const post = (path: string, body: unknown) => app.handle(new Request(`http://localhost${path}`, { method: 'POST', headers, body: JSON.stringify(body) }));
+  await post('/api/trading/credentials', { apiKey: 'bench-venue', secret: 's', passphrase: 'p' });
+  const events = ['openai-ipo', 'kraken-ipo', 'ledger-ipo', 'consensys-ipo', 'perplexity-ipo'];
+  for (let i = 0; i < 50; i++) {
+    const res = await post('/api/trading/buy', { eventId: events[i % events.length], side: i % 2 ? 'LONG' : 'SHORT', amount: 60 });
+    if (res.status !== 200) throw new Error(`seeding positions: buy answered ${res.status} ${await res.text()}`);
+  }
+  await database.close();
+  return { apiKey: key };
+}
+
+function serverEnv(port: number): Record<string, string> {
+  return {
+    PATH: process.env.PATH!,
+    HOME: process.env.HOME ?? '/tmp',
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: benchUrl,
+    DATABASE_POOL_SIZE: '20',
+    TRADING_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    SEED_ON_START: 'false',
+    LOG_LEVEL: 'warn',
+    PAPER_STARTING_BALANCE_USD: '999999999',
+    RATE_LIMIT_KEY_RPS: '1000000',
+    RATE_LIMIT_KEY_BURST: '1000000',
+    RATE_LIMIT_TRADE_RPS: '1000000',
+    RATE_LIMIT_TRADE_BURST: '1000000',
+    RATE_LIMIT_IP_RPS: '1000000',
+    RATE_LIMIT_IP_BURST: '1000000',
+  };
+}
+
+interface Running {
+  pid: number;
+  url: string;
+  stop(): void;
+}
+
+async function startOnCore1(args: string[], env: Record<string, string>, port: number): Promise<Running> {
+  const child = spawn('taskset', ['-c', '1', process.execPath, ...args], { env, stdio: ['ignore', 'ignore', 'inherit'], cwd: new URL('../..', import.meta.url).pathname });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  return { pid: child.pid!, url, stop: () => child.kill('SIGTERM') };
+}
+
+function rssMb(pid: number): number {
+  // taskset execs the runtime in place, so the pid is the server's.
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+interface Case {
+  name: string;
+  transport: 'rest' | 'trpc' | 'bare';
+  path: string;
+  method?: 'GET' | 'POST';
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+function wrk(c: Case, url: string, duration: number): Result {
+  const lines = [`wrk.method = ${JSON.stringify(c.method ?? 'GET')}`];
+  for (const [k, v] of Object.entries(c.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  if (c.body !== undefined) {
+    lines.push(`wrk.headers["content-type"] = "application/json"`);
+    lines.push(`wrk.body = ${JSON.stringify(JSON.stringify(c.body))}`);
+  }
+  const script = join(work, 'case.lua');
+  writeFileSync(script, lines.join('\n'));
+  const run = spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url + c.path], { encoding: 'utf8' });
+  const out = run.stdout;
+  const ms = (label: string) => {
+    const m = new RegExp(`^\\s+${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
+    if (!m) return NaN;
+    const value = Number(m[1]);
+    return m[2] === 'us' ? value / 1000 : m[2] === 's' ? value * 1000 : value;
+  };
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
+    p50: ms('50'),
+    p99: ms('99'),
+    errors: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors:.*?timeout (\d+)/.exec(out)?.[1] ?? 0),
+  };
+}
+
+function cases(apiKey: string): Case[] {
+  const key = { 'x-api-key': apiKey };
+  const user = { ...key, 'x-user-id': USER };
+  const input = (value: unknown) => `?input=${encodeURIComponent(JSON.stringify(value))}`;
+  const buy = { eventId: 'openai-ipo', side: 'LONG', amount: 40 };
+  const list = { industry: 'Artificial Intelligence', sort: '-valuationUsd', limit: 20 };
+  return [
+    { name: 'GET /api/pricing (no database)', transport: 'rest', path: '/api/pricing' },
+    { name: 'GET /api/pricing (no database)', transport: 'trpc', path: '/trpc/pricing.get' },
+    { name: 'GET /api/trading/valuation (cached market data)', transport: 'rest', path: '/api/trading/valuation?eventSlug=openai-ipo' },
+    { name: 'GET /api/trading/valuation (cached market data)', transport: 'trpc', path: `/trpc/tradingMarket.valuation${input({ eventSlug: 'openai-ipo' })}` },
+    { name: 'GET /api/trading/valuation/all', transport: 'rest', path: '/api/trading/valuation/all' },
+    { name: 'GET /api/trading/valuation/all', transport: 'trpc', path: '/trpc/tradingMarket.valuationAll' },
+    { name: 'GET /api/private-companies/:id (billed, PostgreSQL)', transport: 'rest', path: '/api/private-companies/1', headers: key },
+    { name: 'GET /api/private-companies/:id (billed, PostgreSQL)', transport: 'trpc', path: `/trpc/privateCompanies.byId${input({ id: 1 })}`, headers: key },
+    { name: 'GET /api/private-companies filtered (billed)', transport: 'rest', path: '/api/private-companies?industry=Artificial%20Intelligence&sort=-valuationUsd&limit=20', headers: key },
+    { name: 'GET /api/private-companies filtered (billed)', transport: 'trpc', path: `/trpc/privateCompanies.list${input(list)}`, headers: key },
+    { name: 'GET /api/trading/positions (50 positions, billed)', transport: 'rest', path: '/api/trading/positions', headers: user },
+    { name: 'GET /api/trading/positions (50 positions, billed)', transport: 'trpc', path: '/trpc/positions.list', headers: user },
+    { name: 'POST /api/trading/buy (paper venue)', transport: 'rest', path: '/api/trading/buy', method: 'POST', body: buy, headers: user },
+    { name: 'POST /api/trading/buy (paper venue)', transport: 'trpc', path: '/trpc/trading.buy', method: 'POST', body: buy, headers: user },
+  ];
+}
+
+async function main() {
+  requireTools();
+  console.log(`preparing PostgreSQL database ${dbName} …`);
+  const { apiKey } = await prepare();
+
+  const barePath = join(work, 'bare.ts');
+  writeFileSync(barePath, `Bun.serve({ port: Number(process.env.PORT), hostname: '127.0.0.1', fetch: (r) => new URL(r.url).pathname === '/healthz' ? new Response('ok') : Response.json({ hello: 'world' }) });`);
+  const bare = await startOnCore1([barePath], { PATH: process.env.PATH!, PORT: '18080' }, 18080);
+  wrk({ name: 'warm-up', transport: 'bare', path: '/' }, bare.url, 3);
+  const baseline = wrk({ name: 'bare Bun.serve JSON hello', transport: 'bare', path: '/' }, bare.url, seconds);
+  const bareRss = rssMb(bare.pid);
+  bare.stop();
+
+  const server = await startOnCore1(['server/main.ts'], serverEnv(18081), 18081);
+  const rows: string[] = [];
+  const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
+  rows.push(`| bare Bun.serve JSON hello | — | ${fmt(baseline.rps)} | 1.00 | ${fmt(baseline.p50, 2)} | ${fmt(baseline.p99, 2)} | 0 | ${fmt(bareRss)} |`);
+  let peakRss = 0;
+  for (const c of cases(apiKey)) {
+    if (only && !c.name.includes(only)) continue;
+    wrk(c, server.url, 3);
+    const r = wrk(c, server.url, seconds);
+    const rss = rssMb(server.pid);
+    peakRss = Math.max(peakRss, rss);
+    rows.push(`| ${c.name} | ${c.transport} | ${fmt(r.rps)} | ${(r.rps / baseline.rps).toFixed(2)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.errors} | ${fmt(rss)} |`);
+    console.log(rows.at(-1));
+  }
+  server.stop();
+
+  console.log(`\n${connections} connections, ${seconds} s per case after a 3 s warm-up; wrk on CPU 0, server on CPU 1; PostgreSQL; LOG_LEVEL=warn.\n`);
+  console.log('| case | transport | req/s | × bare | p50 ms | p99 ms | non-2xx | server RSS MB |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const row of rows) console.log(row);
+  console.log(`\npeak server RSS: ${fmt(peakRss)} MB`);
+}
+
+await main();
