@@ -3,7 +3,8 @@
  * once, by createApiKey. Lookups hit the database on every request, so a revocation is seen by every
  * instance on its very next request.
  */
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { prepared } from '../../db/prepared.ts';
 import type { Db } from '../../db/client.ts';
 import { accounts, apiKeys } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
@@ -91,18 +92,22 @@ export interface KeyPrincipal {
 /** Resolves a presented key to its account; throws UNAUTHORIZED for anything else. */
 export async function authenticateApiKey(db: Db, presented: string): Promise<KeyPrincipal> {
   if (!API_KEY_SHAPE.test(presented)) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
-  const [row] = await db
-    .select({
-      apiKeyId: apiKeys.id,
-      accountId: apiKeys.accountId,
-      revokedAt: apiKeys.revokedAt,
-      lastUsedAt: apiKeys.lastUsedAt,
-      costPerRequestMicros: accounts.costPerRequestMicros,
-    })
-    .from(apiKeys)
-    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-    .where(eq(apiKeys.keyHash, hashApiKey(presented)))
-    .limit(1);
+  const lookup = prepared(db, 'api_key_by_hash', (d) =>
+    d
+      .select({
+        apiKeyId: apiKeys.id,
+        accountId: apiKeys.accountId,
+        revokedAt: apiKeys.revokedAt,
+        lastUsedAt: apiKeys.lastUsedAt,
+        costPerRequestMicros: accounts.costPerRequestMicros,
+      })
+      .from(apiKeys)
+      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+      .where(eq(apiKeys.keyHash, sql.placeholder('hash')))
+      .limit(1)
+      .prepare('api_key_by_hash'),
+  );
+  const [row] = await lookup.execute({ hash: hashApiKey(presented) });
   if (!row) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
   if (row.revokedAt) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {

@@ -6,6 +6,7 @@
  */
 import { and, count, eq, sql, sum } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import { accounts, usageRecords } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
@@ -29,31 +30,36 @@ export async function reserveCharge(
   input: { accountId: string; apiKeyId: string; costMicros: number; method: string; path: string; requestId: string },
 ): Promise<Charge> {
   const usageId = newId('use');
-  const debit = db.$with('debit').as(
-    db
-      .update(accounts)
-      .set({ balanceMicros: sql`${accounts.balanceMicros} - ${input.costMicros}` })
-      .where(and(eq(accounts.id, input.accountId), sql`${accounts.balanceMicros} >= ${input.costMicros}`))
-      .returning({ accountId: accounts.id }),
-  );
-  const inserted = await db
-    .with(debit)
-    .insert(usageRecords)
-    .select(
-      db
-        .select({
-          id: sql<string>`${usageId}`.as('id'),
-          accountId: debit.accountId,
-          apiKeyId: sql<string>`${input.apiKeyId}`.as('api_key_id'),
-          method: sql<string>`${input.method}`.as('method'),
-          path: sql<string>`${input.path}`.as('path'),
-          costMicros: sql<number>`${input.costMicros}::bigint`.as('cost_micros'),
-          requestId: sql<string>`${input.requestId}`.as('request_id'),
-          createdAt: sql<Date>`now()`.as('created_at'),
-        })
-        .from(debit),
-    )
-    .returning({ id: usageRecords.id });
+  const reserve = prepared(db, 'reserve_charge', (d) => {
+    const p = (name: string, type: 'bigint' | 'text') => sql`${sql.placeholder(name)}::${sql.raw(type)}`;
+    const debit = d.$with('debit').as(
+      d
+        .update(accounts)
+        .set({ balanceMicros: sql`${accounts.balanceMicros} - ${p('cost', 'bigint')}` })
+        .where(and(eq(accounts.id, sql.placeholder('accountId')), sql`${accounts.balanceMicros} >= ${p('cost', 'bigint')}`))
+        .returning({ accountId: accounts.id }),
+    );
+    return d
+      .with(debit)
+      .insert(usageRecords)
+      .select(
+        d
+          .select({
+            id: sql<string>`${p('usageId', 'text')}`.as('id'),
+            accountId: debit.accountId,
+            apiKeyId: sql<string>`${p('apiKeyId', 'text')}`.as('api_key_id'),
+            method: sql<string>`${p('method', 'text')}`.as('method'),
+            path: sql<string>`${p('path', 'text')}`.as('path'),
+            costMicros: sql<number>`${p('cost', 'bigint')}`.as('cost_micros'),
+            requestId: sql<string>`${p('requestId', 'text')}`.as('request_id'),
+            createdAt: sql<Date>`now()`.as('created_at'),
+          })
+          .from(debit),
+      )
+      .returning({ id: usageRecords.id })
+      .prepare('reserve_charge');
+  });
+  const inserted = await reserve.execute({ ...input, cost: input.costMicros, usageId });
   if (inserted.length === 0) {
     throw new ApiError('INSUFFICIENT_BALANCE', 'Account balance is below the cost of this request; add funds');
   }

@@ -5,6 +5,7 @@
 import { and, asc, count, countDistinct, desc, eq, gte, inArray, lte, max, min, sql, sum, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import { companies } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { AggregateCache } from './aggregate-cache.ts';
@@ -156,7 +157,8 @@ export async function searchCompanies(db: Db, query: string, page: Page) {
 }
 
 export async function companyById(db: Db, id: number): Promise<Company> {
-  const [row] = await db.select().from(companies).where(eq(companies.id, id));
+  const byId = prepared(db, 'company_by_id', (d) => d.select().from(companies).where(eq(companies.id, sql.placeholder('id'))).prepare('company_by_id'));
+  const [row] = await byId.execute({ id });
   if (!row) throw new ApiError('NOT_FOUND', `No company with id ${id}`);
   return row;
 }
