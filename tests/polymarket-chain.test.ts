@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
-import { eventBands } from '../db/schema.ts';
+import { eventBands, events } from '../db/schema.ts';
 import { createPositionReader, POSITION_CONTRACTS } from '../server/chain/position-reader.ts';
 import { ClobHttp } from '../server/venues/polymarket/clob-http.ts';
 import { TokenMap } from '../server/venues/polymarket/token-map.ts';
@@ -29,6 +29,7 @@ const V2_BAND = 'paper-kraken-ipo-2';
 beforeAll(async () => {
   database = await freshDatabase();
   const bands = await database.db.select({ id: eventBands.id, seedPrice: eventBands.seedPrice }).from(eventBands);
+  await database.db.update(events).set({ venue: sql`${events.venue} || '{"structure":"bands"}'::jsonb` });
   for (const band of bands) {
     const version = band.id === V2_BAND ? 'v2' : 'v1';
     await database.db

@@ -5,6 +5,9 @@
  * and is found by orders/sync, and refusals mapped to our error codes.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq, sql } from 'drizzle-orm';
+import { events } from '../db/schema.ts';
+import { TokenMap } from '../server/venues/polymarket/token-map.ts';
 import type { TestApp } from './harness/app.ts';
 import type { ClobStandin } from './harness/clob-standin.ts';
 import { api, buy, expectBooksAgree, trader } from './harness/trading.ts';
@@ -111,5 +114,14 @@ describe('the CLOB misbehaving', () => {
     const valuation = (await api(t, { headers: {} }, 'GET', '/api/trading/valuation?eventSlug=openai-ipo')).body;
     expect(valuation.slippage.bandPrices.every((b: { bid: number; ask: number }) => b.ask > b.bid)).toBe(true);
     expect(ledgerOf(t).startingMicros).toBeGreaterThan(0);
+  });
+
+  test('ladder events are not traded live: their bands have no tradable token', async () => {
+    const db = t.database.db;
+    await db.update(events).set({ venue: sql`${events.venue} || '{"structure":"ladder"}'::jsonb` }).where(eq(events.id, 'kraken-ipo'));
+    const tokens = await new TokenMap(db).byBand();
+    expect([...tokens.keys()].some((band) => band.startsWith('paper-kraken-ipo'))).toBe(false);
+    expect(tokens.has('paper-openai-ipo-0')).toBe(true);
+    await db.update(events).set({ venue: sql`${events.venue} || '{"structure":"bands"}'::jsonb` }).where(eq(events.id, 'kraken-ipo'));
   });
 });

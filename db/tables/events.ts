@@ -11,13 +11,23 @@ export interface EventVenueMapping {
   negRisk: boolean | null;
   /** `bands` (exclusive outcomes) or `ladder` ("above $X" markets converted to bands). */
   structure: 'bands' | 'ladder';
+  /** When `npm run events:sync` last refreshed this event from Gamma (ISO 8601). */
+  syncedAt?: string;
 }
 
 export interface BandVenueMapping {
+  /** The band's Yes token (decimal uint256); for a ladder band, the Yes token of "above threshold". */
   tokenId: string | null;
   conditionId: string | null;
   question: string | null;
   threshold: number | null;
+  noTokenId?: string | null;
+  /** Gamma market `version`: which ERC-1155 ledger holds the tokens. */
+  version?: 'v1' | 'v2' | null;
+  negRisk?: boolean | null;
+  tickSize?: number | null;
+  minOrderSize?: number | null;
+  acceptingOrders?: boolean | null;
 }
 
 export const events = pgTable('events', {

@@ -22,6 +22,9 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
         venue: e.venue,
       };
       const [existing] = await tx.select().from(events).where(eq(events.id, e.id));
+      // Once `npm run events:sync` has refreshed an event from the venue, the venue is its source of
+      // truth: the seeds no longer overwrite it.
+      if (existing?.venue.syncedAt) continue;
       const bands = e.bands.map((b, i) => ({
         eventId: e.id,
         bandIndex: i,
@@ -50,7 +53,8 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
         await tx
           .insert(eventBands)
           .values(band)
-          .onConflictDoUpdate({ target: [eventBands.eventId, eventBands.bandIndex], set: { ...band } });
+          // A band's id never changes once it exists: positions refer to it.
+          .onConflictDoUpdate({ target: [eventBands.eventId, eventBands.bandIndex], set: { ...band, id: sql`${eventBands.id}` } });
       }
     }
   });

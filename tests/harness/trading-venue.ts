@@ -5,7 +5,7 @@
  * ours, and how a trading user is enrolled at the venue.
  */
 import { eq, sql } from 'drizzle-orm';
-import { eventBands, paperAccounts, paperHoldings, paperOrders, polymarketOrders } from '../../db/schema.ts';
+import { eventBands, events, paperAccounts, paperHoldings, paperOrders, polymarketOrders } from '../../db/schema.ts';
 import { loadConfig } from '../../server/config.ts';
 import { ClobHttp } from '../../server/venues/polymarket/clob-http.ts';
 import { TokenMap } from '../../server/venues/polymarket/token-map.ts';
@@ -72,7 +72,9 @@ export async function createTradingApp(
   const database: TestDatabase = options.database ?? (await freshDatabase());
   const bands = await database.db.select({ id: eventBands.id, seedPrice: eventBands.seedPrice }).from(eventBands);
   const reference = new Map(bands.map((b) => [tokenIdFor(b.id), b.seedPrice]));
-  // Every band gets a venue token, as `npm run events:sync` would give it.
+  // Every band gets a venue token, as `npm run events:sync` would give it; the stand-in quotes one
+  // token per band, so every event trades as a bands event there (ladders included).
+  await database.db.update(events).set({ venue: sql`${events.venue} || '{"structure":"bands"}'::jsonb` });
   for (const band of bands) {
     await database.db
       .update(eventBands)

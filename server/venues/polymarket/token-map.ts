@@ -34,6 +34,9 @@ export class TokenMap {
       .innerJoin(events, eq(events.id, eventBands.eventId));
     const byBand = new Map<string, VenueToken>();
     for (const row of rows) {
+      // A ladder band is not one token: its payoff needs "above X" minus "above the next X". Until
+      // that replication is executed, ladder events are not traded live (their orders are refused).
+      if (row.event.structure === 'ladder') continue;
       const band = row.band as { tokenId?: string | null; version?: string | null; negRisk?: boolean | null };
       if (!band.tokenId || !/^\d{1,78}$/.test(band.tokenId)) continue;
       byBand.set(row.bandId, {

@@ -1,0 +1,137 @@
+/**
+ * Refreshing an event's venue mapping from Gamma (decisions §6, §8). Band ids never change (positions
+ * refer to them): a sync only fills each band's venue token, market version and trading parameters,
+ * and the event's status, end date and volume.
+ *
+ * Matching is by meaning, not by position in Gamma's list: the "No IPO" market goes to the band
+ * [0, 0]; a band market to the band with the same valuation range (parsed from its title, else its
+ * question); a ladder market ("above $X") to the band that starts at X. Anything that does not match
+ * is reported and left as it was.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { eventBands, events, type BandVenueMapping, type EventVenueMapping } from '../../db/schema.ts';
+import type { GammaEvent, GammaMarket } from './gamma-client.ts';
+import type { EventWithBands } from './queries.ts';
+
+export interface EventSyncPlan {
+  eventId: string;
+  bands: { bandIndex: number; venue: BandVenueMapping }[];
+  event: { venue: EventVenueMapping; status: 'open' | 'closed' | 'resolved'; endDate: Date | null; volumeUsd: number | null };
+  problems: string[];
+}
+
+const UNITS: Record<string, number> = { K: 0.000001, M: 0.001, B: 1, T: 1000 };
+
+/** Dollar amounts in a text, in billions: "$1.25T" → 1250, "$500B" → 500; a bare number takes the next unit. */
+export function amountsIn(text: string): number[] {
+  const found: { value: number; unit?: string }[] = [];
+  for (const m of text.matchAll(/\$?\s*(\d+(?:\.\d+)?)\s*([KMBT])?(?![a-z])/gi)) found.push({ value: Number(m[1]), unit: m[2]?.toUpperCase() });
+  // "$500-750B": the first amount borrows the unit of the next one.
+  return found.map((a, i) => a.value * UNITS[a.unit ?? found.slice(i + 1).find((b) => b.unit)?.unit ?? 'B']!);
+}
+
+const isNoIpo = (m: GammaMarket) => /\bno ipo\b|\bnot ipo\b/i.test(`${m.groupItemTitle ?? ''} ${m.question ?? ''}`);
+
+/** The [min, max] a band market names, in billions (max null for "X+" / "above X" / "≥ X"). */
+function rangeOf(m: GammaMarket): { min: number; max: number | null } | null {
+  const title = m.groupItemTitle?.trim() || '';
+  const text = title || m.question || '';
+  const amounts = amountsIn(text);
+  if (!amounts.length) return null;
+  if (/^(<|≤|less than|under|below)/i.test(title) || /less than|under|below/i.test(text)) return { min: 0, max: amounts[0]! };
+  if (/\+$|^(>|≥)|more than|greater|above|or more/i.test(text)) return { min: amounts[0]!, max: null };
+  return amounts.length >= 2 ? { min: amounts[0]!, max: amounts[1]! } : null;
+}
+
+function tokensOf(m: GammaMarket): { yes: string | null; no: string | null; version: 'v1' | 'v2' | null; problem?: string } {
+  const version = m.version === 'v1' || m.version === 'v2' ? m.version : null;
+  if (!version) return { yes: null, no: null, version, problem: `market ${m.id}: unknown market version ${JSON.stringify(m.version ?? null)}` };
+  const outcomes = (m.outcomes ?? []).map((o) => o.toLowerCase());
+  const ids = version === 'v2' ? m.positionIds : m.clobTokenIds;
+  const yes = outcomes.indexOf('yes');
+  const no = outcomes.indexOf('no');
+  if (!ids || yes < 0 || !ids[yes]) return { yes: null, no: null, version, problem: `market ${m.id}: no Yes token` };
+  return { yes: ids[yes]!, no: no >= 0 ? (ids[no] ?? null) : null, version };
+}
+
+export function planEventSync(event: EventWithBands, gamma: GammaEvent, now = new Date()): EventSyncPlan {
+  const problems: string[] = [];
+  const ladder = event.venue.structure === 'ladder';
+  const assigned = new Map<number, GammaMarket>();
+  for (const market of gamma.markets) {
+    let index = -1;
+    if (isNoIpo(market)) index = event.bands.findIndex((b) => b.minValuation === 0 && b.maxValuation === 0);
+    else if (ladder) {
+      const threshold = market.groupItemThreshold ?? amountsIn(market.groupItemTitle || market.question || '')[0];
+      index = event.bands.findIndex((b) => b.minValuation === threshold && b.minValuation > 0);
+    } else {
+      const range = rangeOf(market);
+      if (range) index = event.bands.findIndex((b) => !(b.minValuation === 0 && b.maxValuation === 0) && b.minValuation === range.min && b.maxValuation === range.max);
+    }
+    if (index < 0) problems.push(`market ${market.id} (${market.groupItemTitle ?? market.question ?? '?'}) matches no band of ${event.id}`);
+    else if (assigned.has(index)) problems.push(`markets ${assigned.get(index)!.id} and ${market.id} both match band ${index} of ${event.id}`);
+    else assigned.set(index, market);
+  }
+
+  const bands: EventSyncPlan['bands'] = [];
+  event.bands.forEach((band, index) => {
+    const market = assigned.get(index);
+    // A ladder's bottom band has no market of its own (it is "not above the first threshold").
+    if (!market) {
+      if (!(ladder && index === 0)) problems.push(`band ${index} (${band.label}) of ${event.id} has no market`);
+      return;
+    }
+    const tokens = tokensOf(market);
+    if (tokens.problem) {
+      problems.push(tokens.problem);
+      return;
+    }
+    bands.push({
+      bandIndex: index,
+      venue: {
+        ...band.venue,
+        tokenId: tokens.yes,
+        noTokenId: tokens.no,
+        conditionId: market.conditionId ?? null,
+        question: market.question ?? band.venue.question,
+        threshold: ladder ? band.minValuation : band.venue.threshold,
+        version: tokens.version,
+        negRisk: market.negRisk ?? gamma.negRisk ?? null,
+        tickSize: market.orderPriceMinTickSize ?? null,
+        minOrderSize: market.orderMinSize ?? null,
+        acceptingOrders: market.acceptingOrders ?? null,
+      },
+    });
+  });
+
+  const tradeable = gamma.markets.some((m) => m.active !== false && !m.closed && m.acceptingOrders !== false);
+  const status = gamma.closed ? (event.status === 'resolved' ? 'resolved' : 'closed') : tradeable ? 'open' : event.status;
+  return {
+    eventId: event.id,
+    bands,
+    event: {
+      venue: { ...event.venue, eventSlug: gamma.slug, gammaEventId: gamma.id, negRisk: gamma.negRisk ?? event.venue.negRisk, syncedAt: now.toISOString() },
+      status,
+      endDate: gamma.endDate ? new Date(gamma.endDate) : event.endDate,
+      volumeUsd: gamma.volume ?? event.volumeUsd,
+    },
+    problems,
+  };
+}
+
+/** Writes a plan in one transaction. Band ids and everything the plan does not name stay as they are. */
+export async function applyEventSync(db: Db, plan: EventSyncPlan) {
+  await db.transaction(async (tx) => {
+    await tx
+      .update(events)
+      .set({ venue: plan.event.venue, status: plan.event.status, endDate: plan.event.endDate, volumeUsd: plan.event.volumeUsd, updatedAt: sql`now()` })
+      .where(eq(events.id, plan.eventId));
+    for (const band of plan.bands) {
+      await tx
+        .update(eventBands)
+        .set({ venue: band.venue })
+        .where(and(eq(eventBands.eventId, plan.eventId), eq(eventBands.bandIndex, band.bandIndex)));
+    }
+  });
+}
