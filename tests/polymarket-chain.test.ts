@@ -24,6 +24,7 @@ let database: TestDatabase;
 let standin: ClobStandin;
 let evm: Awaited<ReturnType<typeof startEvm>>;
 let t: TestApp;
+let slow: TestApp;
 const V2_BAND = 'paper-kraken-ipo-2';
 
 beforeAll(async () => {
@@ -49,9 +50,18 @@ beforeAll(async () => {
     positions: createPositionReader(evm.client, { batchSize: 7 }),
   });
   t = await createTestApp({ VENUE: 'polymarket', POLYMARKET_CLOB_URL: standin.url }, { database, venue });
+  // The same venue with a short deadline, for the slow-CLOB case.
+  const slowVenue = new PolymarketVenue({
+    db: database.db,
+    http: new ClobHttp({ baseUrl: standin.url, timeoutMs: 400 }),
+    tokens: new TokenMap(database.db),
+    positions: createPositionReader(evm.client, { batchSize: 7 }),
+  });
+  slow = await createTestApp({ VENUE: 'polymarket', POLYMARKET_CLOB_URL: standin.url, VENUE_TIMEOUT_MS: '400' }, { database, venue: slowVenue });
 }, 60_000);
 
 afterAll(async () => {
+  await slow.close();
   await t.close();
   standin.stop();
   await evm.close();
@@ -120,6 +130,20 @@ describe('positions/sync against the chain', () => {
       { id: gone.positionId, eventId: 'ledger-ipo', side: 'SHORT', status: 'closed', onChainVerified: false },
     ]);
     expect(body.untracked).toEqual([{ bandId: 'paper-strava-ipo-1', eventId: 'strava-ipo', label: expect.any(String), tokens: 7 }]);
+  });
+
+  test('a pending buy whose fills reached the chain is added: settled through orders, verified by balances', async () => {
+    const who = await liveTrader();
+    // The CLOB is slow to answer one placement and its status: the buy ends PENDING.
+    standin.inject({ path: '/order', delayMs: 1500 });
+    standin.inject({ path: '/data/order', delayMs: 1500 });
+    const pending = await buy(slow, who, { eventId: 'openai-ipo', side: 'SHORT', amount: 60 });
+    expect(pending.res.status).toBe(503);
+    await Bun.sleep(1600);
+    await settleOnChain(who);
+    const { body } = await api(slow, who, 'POST', '/api/trading/positions/sync', {});
+    expect(body).toMatchObject({ synced: 1, added: 1, removed: 0 });
+    expect(body.positions[0]).toMatchObject({ status: 'open', onChainVerified: true });
   });
 
   test('an unreachable RPC answers 503 VENUE_UNAVAILABLE in our error shape', async () => {
