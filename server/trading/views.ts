@@ -47,30 +47,8 @@ function figures(position: PositionRow, bands: PositionBandRow[], books: Map<str
   return { sizeMicros: units(held), costMicros: cost, valueMicros: value, entryPrice: ratio(entryCost, units(bought)) };
 }
 
-export function positionSummary(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>, realizedMicros: number) {
-  const f = figures(position, bands, books);
-  const pnl = f.valueMicros - f.costMicros;
-  return {
-    id: position.id,
-    eventId: position.eventId,
-    side: position.side,
-    status: position.status,
-    entryPrice: f.entryPrice,
-    currentPrice: ratio(f.valueMicros, f.sizeMicros),
-    size: fromMicros(f.sizeMicros),
-    cost: fromMicros(f.costMicros),
-    currentValue: fromMicros(f.valueMicros),
-    unrealizedPnl: fromMicros(pnl),
-    unrealizedPnlPercent: percent(pnl, f.costMicros),
-    realizedPnl: fromMicros(realizedMicros),
-    createdAt: position.createdAt.toISOString(),
-    closedAt: position.closedAt?.toISOString() ?? null,
-  };
-}
-
-/** The detail shape: interface.md lists it without size and unrealizedPnlPercent. */
-export function positionDetail(position: PositionRow, bands: PositionBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
-  const f = figures(position, bands, books);
+/** The members both position shapes share. */
+function positionCore(position: PositionRow, f: Figures, realizedMicros: number) {
   return {
     id: position.id,
     eventId: position.eventId,
@@ -82,10 +60,27 @@ export function positionDetail(position: PositionRow, bands: PositionBandRow[], 
     currentValue: fromMicros(f.valueMicros),
     unrealizedPnl: fromMicros(f.valueMicros - f.costMicros),
     realizedPnl: fromMicros(realizedMicros),
-    floorL: position.floorL,
-    floorS: position.floorS,
     createdAt: position.createdAt.toISOString(),
     closedAt: position.closedAt?.toISOString() ?? null,
+  };
+}
+
+export function positionSummary(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>, realizedMicros: number) {
+  const f = figures(position, bands, books);
+  return {
+    ...positionCore(position, f, realizedMicros),
+    size: fromMicros(f.sizeMicros),
+    unrealizedPnlPercent: percent(f.valueMicros - f.costMicros, f.costMicros),
+  };
+}
+
+/** The detail shape: interface.md lists it without size and unrealizedPnlPercent. */
+export function positionDetail(position: PositionRow, bands: PositionBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
+  const f = figures(position, bands, books);
+  return {
+    ...positionCore(position, f, realizedMicros),
+    floorL: position.floorL,
+    floorS: position.floorS,
     failureReason: position.failureReason,
     bands: bands.map((b) => ({
       bandId: b.bandId,
