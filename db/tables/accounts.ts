@@ -17,6 +17,9 @@ export const accounts = pgTable(
     balanceMicros: micros('balance_micros').notNull().default(0),
     /** Per-account standard rate; null means the server default (COST_PER_REQUEST_USD). */
     costPerRequestMicros: micros('cost_per_request_micros'),
+    /** Running totals of the usage rows (kept by the same statements that write them), so the billing summary is O(1). */
+    usageCount: micros('usage_count').notNull().default(0),
+    usageCostMicros: micros('usage_cost_micros').notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [

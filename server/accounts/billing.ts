@@ -3,8 +3,9 @@
  * balance only `WHERE balance >= cost` and inserts the usage row from the debited row, so concurrent
  * requests can never overdraw and balance = credits − Σ usage holds at every commit. If the request
  * then fails, the usage row is deleted and its cost returned, again in one statement: errors cost nothing.
+ * The same statements keep the account's usage totals, so balance, totals and rows never disagree.
  */
-import { and, count, eq, sql, sum } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 import { accounts, usageRecords } from '../../db/schema.ts';
@@ -35,7 +36,11 @@ export async function reserveCharge(
     const debit = d.$with('debit').as(
       d
         .update(accounts)
-        .set({ balanceMicros: sql`${accounts.balanceMicros} - ${p('cost', 'bigint')}` })
+        .set({
+          balanceMicros: sql`${accounts.balanceMicros} - ${p('cost', 'bigint')}`,
+          usageCount: sql`${accounts.usageCount} + 1`,
+          usageCostMicros: sql`${accounts.usageCostMicros} + ${p('cost', 'bigint')}`,
+        })
         .where(and(eq(accounts.id, sql.placeholder('accountId')), sql`${accounts.balanceMicros} >= ${p('cost', 'bigint')}`))
         .returning({ accountId: accounts.id }),
     );
@@ -77,24 +82,29 @@ export async function refundCharge(db: Db, charge: Charge): Promise<void> {
   await db
     .with(removed)
     .update(accounts)
-    .set({ balanceMicros: sql`${accounts.balanceMicros} + ${removed.costMicros}` })
+    .set({
+      balanceMicros: sql`${accounts.balanceMicros} + ${removed.costMicros}`,
+      usageCount: sql`${accounts.usageCount} - 1`,
+      usageCostMicros: sql`${accounts.usageCostMicros} - ${removed.costMicros}`,
+    })
     .from(removed)
     .where(eq(accounts.id, removed.accountId));
 }
 
+/** O(1): the account row carries its usage totals, kept by reserve and refund. */
 export async function billingSummary(db: Db, accountId: string) {
-  const [usage] = await db
-    .select({ usageCount: count(), usageCostMicros: sum(usageRecords.costMicros) })
-    .from(usageRecords)
-    .where(eq(usageRecords.accountId, accountId));
   const [account] = await db
-    .select({ balanceMicros: accounts.balanceMicros, costPerRequestMicros: accounts.costPerRequestMicros })
+    .select({
+      balanceMicros: accounts.balanceMicros,
+      costPerRequestMicros: accounts.costPerRequestMicros,
+      usageCount: accounts.usageCount,
+      usageCostMicros: accounts.usageCostMicros,
+    })
     .from(accounts)
     .where(eq(accounts.id, accountId));
   return {
-    usageCount: usage?.usageCount ?? 0,
-    // sum() of a bigint is a numeric, returned as a string by both drivers.
-    usageCostMicros: Number(usage?.usageCostMicros ?? 0),
+    usageCount: account?.usageCount ?? 0,
+    usageCostMicros: account?.usageCostMicros ?? 0,
     balanceMicros: account?.balanceMicros ?? 0,
     costPerRequestMicros: account?.costPerRequestMicros ?? null,
   };
