@@ -44,9 +44,15 @@ export async function realizedOf(db: Db, user: TradingUser, positionIds: string[
   return new Map(rows.map((r) => [r.positionId, Number(r.pnl)]));
 }
 
-export async function getPosition(db: Db, user: TradingUser, positionId: string) {
+/** The user's position, or POSITION_NOT_FOUND naming `param` (another user's position is not found). */
+export async function findUserPosition(db: Db, user: TradingUser, positionId: string, param = 'positionId'): Promise<PositionRow> {
   const [position] = await db.select().from(positions).where(and(eq(positions.id, positionId), eq(positions.accountId, user.accountId), eq(positions.userId, user.userId)));
-  if (!position) throw new ApiError('POSITION_NOT_FOUND', `id: no position ${positionId}`);
+  if (!position) throw new ApiError('POSITION_NOT_FOUND', `${param}: no position ${positionId}`);
+  return position;
+}
+
+export async function getPosition(db: Db, user: TradingUser, positionId: string) {
+  const position = await findUserPosition(db, user, positionId, 'id');
   const [bands, realized] = await Promise.all([bandsOf(db, [positionId]), realizedOf(db, user, [positionId])]);
   return { position, bands: bands.get(positionId)!, realizedMicros: realized.get(positionId) ?? 0 };
 }

@@ -3,15 +3,16 @@
  * orders under the position's row lock (so concurrent sales never sell a share twice), send FAK
  * orders at the bids, apply what fills. Partial fills are reported as they are; the rest stays open.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { positions, trades } from '../../db/schema.ts';
+import { trades } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import type { TradeHooks } from './buy.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, planSale, settlePosition, type SalePlan } from './execution.ts';
+import { findUserPosition } from './queries.ts';
 import { loadPosition, recordSaleIntent, type PositionRow } from './records.ts';
 import type { TradingUser } from './settings.ts';
 import { fromMicros, operationOrder } from './views.ts';
@@ -19,12 +20,6 @@ import { fromMicros, operationOrder } from './views.ts';
 export interface SellRequest {
   positionId: string;
   percentage: number;
-}
-
-export async function findUserPosition(db: Db, user: TradingUser, positionId: string): Promise<PositionRow> {
-  const [row] = await db.select().from(positions).where(and(eq(positions.id, positionId), eq(positions.accountId, user.accountId), eq(positions.userId, user.userId)));
-  if (!row) throw new ApiError('POSITION_NOT_FOUND', `positionId: no position ${positionId}`);
-  return row;
 }
 
 function assertSellable(position: PositionRow) {
