@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { allValuations, eventIn, eventSummary, eventValuation } from '../server/market/valuation-view.ts';
 import { router } from '../server/trpc/init.ts';
-import { publicProcedure } from '../server/trpc/procedures.ts';
+import { marketDataProcedure } from '../server/trpc/procedures.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
 import { isoString, noInput, optionalParams } from './params.ts';
 
@@ -32,13 +32,13 @@ const percent = () => z.number().nullable().meta({ description: 'Percent; null w
 const sideSlippage = z.object({ buyCost: z.number(), sellValue: z.number(), spread: z.number(), spreadPercent: z.number() });
 
 export const tradingMarketRouter = router({
-  events: publicProcedure
+  events: marketDataProcedure
     .meta({ openapi: { method: 'GET', path: '/trading/events', tags: TAGS, summary: 'Supported IPO valuation events and their bands' } })
     .input(noInput())
     .output(z.object({ events: z.array(event) }))
     .query(async ({ ctx }) => ({ events: (await ctx.services.marketData.snapshot()).events.map(eventSummary) })),
 
-  valuation: publicProcedure
+  valuation: marketDataProcedure
     .meta({
       openapi: { method: 'GET', path: '/trading/valuation', tags: TAGS, summary: 'Band prices, costs, returns, slippage and breakdown of one event', errorResponses: [404] },
     })
@@ -97,7 +97,7 @@ export const tradingMarketRouter = router({
       return eventValuation(eventIn(snapshot, input.eventSlug), snapshot, floors);
     }),
 
-  valuationAll: publicProcedure
+  valuationAll: marketDataProcedure
     .meta({ openapi: { method: 'GET', path: '/trading/valuation/all', tags: TAGS, summary: 'Implied valuation and costs of every event (default floors)' } })
     .input(noInput())
     .output(

@@ -132,9 +132,8 @@ export function createApp(services: Services) {
         scope.failures.push({ body, cause });
         response = errorResponse(body);
       }
-      response = withHeaders(response, scope, verdict.kind === 'allowed' ? verdict.headers : undefined);
     }
-    response.headers.set('X-Request-Id', scope.requestId);
+    response = withHeaders(response, scope, verdict.kind === 'allowed' ? verdict.headers : undefined);
 
     for (const failure of scope.failures) {
       if (failure.body.status >= 500) {
@@ -158,14 +157,21 @@ export function createApp(services: Services) {
 export type App = ReturnType<typeof createApp>;
 
 function withHeaders(response: Response, scope: RequestScope, corsHeaders: Headers | undefined): Response {
-  // Responses built by adapters may have immutable headers; copy once into a mutable response.
-  const headers = new Headers(response.headers);
+  let headers = response.headers;
+  try {
+    headers.set('X-Request-Id', scope.requestId);
+  } catch {
+    // A response with immutable headers (e.g. one passed through from fetch): copy it once.
+    headers = new Headers(response.headers);
+    response = new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+    headers.set('X-Request-Id', scope.requestId);
+  }
   scope.ctx?.resHeaders.forEach((value, name) => headers.set(name, value));
   if (scope.ctx?.billing.billable) headers.set('X-Request-Cost-USD', formatUsd(scope.ctx.billing.chargedMicros));
   // Conflicts and unavailable dependencies are worth retrying: say when, unless a middleware already did.
   if ((response.status === 409 || response.status === 503) && !headers.has('Retry-After')) headers.set('Retry-After', '1');
   corsHeaders?.forEach((value, name) => headers.set(name, value));
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  return response;
 }
 
 /**

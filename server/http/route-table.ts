@@ -7,6 +7,7 @@
  */
 import type { AnyTRPCRouter } from '@trpc/server';
 import { forEachOpenApiProcedure, normalizePath } from 'trpc-to-openapi';
+import type { ProcedureDefinition } from './procedure-runner.ts';
 import type { RouteMeta } from '../trpc/init.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -19,6 +20,8 @@ export interface Route {
   procedurePath: string;
   type: 'query' | 'mutation';
   meta: RouteMeta;
+  /** The procedure itself, resolved once: the bridge runs it directly (no caller proxy per request). */
+  procedure: ProcedureDefinition;
   segments: Array<{ literal: string } | { param: string }>;
 }
 
@@ -52,7 +55,7 @@ export class RouteTable {
   readonly routes: Route[] = [];
 
   constructor(router: AnyTRPCRouter) {
-    forEachOpenApiProcedure<RouteMeta>(router._def.procedures, ({ path, type, meta }) => {
+    forEachOpenApiProcedure<RouteMeta>(router._def.procedures, ({ path, type, meta, procedure }) => {
       if (type === 'subscription' || !meta.openapi) return;
       const template = normalizePath(meta.openapi.path);
       this.routes.push({
@@ -61,6 +64,7 @@ export class RouteTable {
         procedurePath: path,
         type,
         meta,
+        procedure: procedure as unknown as ProcedureDefinition,
         segments: parseTemplate(template),
       });
     });
