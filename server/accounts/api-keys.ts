@@ -1,6 +1,6 @@
 /**
  * API keys: `pipo_` + 32 random bytes in base58. Only the SHA-256 is stored; the plaintext is returned
- * once, by createApiKey. Lookups hit the database on every request, so a revocation is seen by every
+ * once, by createApiKey. Keys are looked up in the database on every request (never cached), so a revocation is seen by every
  * instance on its very next request.
  */
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
@@ -14,7 +14,7 @@ import { newId } from '../lib/ids.ts';
 export const API_KEY_PREFIX = 'pipo_';
 const API_KEY_SHAPE = /^pipo_[1-9A-HJ-NP-Za-km-z]{40,46}$/;
 /** lastUsed is written at most once a minute per key, so a busy key does not write on every request. */
-const LAST_USED_RESOLUTION_MS = 60_000;
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 export function hashApiKey(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('hex');
@@ -89,16 +89,22 @@ export interface KeyPrincipal {
   costPerRequestMicros: number | null;
 }
 
-/** Resolves a presented key to its account; throws UNAUTHORIZED for anything else. */
+/** The shape every issued key has; anything else is refused without a lookup. */
+export const isApiKeyShaped = (presented: string) => API_KEY_SHAPE.test(presented);
+
+/**
+ * Resolves a presented key to its account; throws UNAUTHORIZED for anything else. Billed requests are
+ * admitted by billing.admitBilledRequest in one statement; this lookup decides only between refusals
+ * (is a rate-limited or malformed request 401 or 429/400?).
+ */
 export async function authenticateApiKey(db: Db, presented: string): Promise<KeyPrincipal> {
-  if (!API_KEY_SHAPE.test(presented)) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+  if (!isApiKeyShaped(presented)) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
   const lookup = prepared(db, 'api_key_by_hash', (d) =>
     d
       .select({
         apiKeyId: apiKeys.id,
         accountId: apiKeys.accountId,
         revokedAt: apiKeys.revokedAt,
-        lastUsedAt: apiKeys.lastUsedAt,
         costPerRequestMicros: accounts.costPerRequestMicros,
       })
       .from(apiKeys)
@@ -110,8 +116,13 @@ export async function authenticateApiKey(db: Db, presented: string): Promise<Key
   const [row] = await lookup.execute({ hash: hashApiKey(presented) });
   if (!row) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
   if (row.revokedAt) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
-  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-    await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.apiKeyId));
-  }
   return { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.costPerRequestMicros };
+}
+
+/** Records that a key was used; written at most once per LAST_USED_RESOLUTION_MS (admitBilledRequest says when). */
+export async function touchApiKey(db: Db, apiKeyId: string): Promise<void> {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: new Date() })
+    .where(and(eq(apiKeys.id, apiKeyId), sql`(${apiKeys.lastUsedAt} is null or ${apiKeys.lastUsedAt} < now() - make_interval(secs => ${LAST_USED_RESOLUTION_MS / 1000}))`));
 }

@@ -1,16 +1,17 @@
 /**
- * Per-request billing. A billed request first reserves its cost: one statement that debits the
- * balance only `WHERE balance >= cost` and inserts the usage row from the debited row, so concurrent
+ * Per-request billing. A billed request is admitted by one statement that authenticates its key,
+ * debits the balance only `WHERE balance >= cost` and inserts the usage row from the debited row, so concurrent
  * requests can never overdraw and balance = credits − Σ usage holds at every commit. If the request
  * then fails, the usage row is deleted and its cost returned, again in one statement: errors cost nothing.
  * The same statements keep the account's usage totals, so balance, totals and rows never disagree.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { prepared } from '../../db/prepared.ts';
-import { accounts, usageRecords } from '../../db/schema.ts';
+import { preparedSql } from '../../db/prepared.ts';
+import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
+import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
 
 export type PriceTier = 'standard' | 'premium';
 /** Private-company data costs ten times the standard rate (interface.md, Billing 2). */
@@ -26,69 +27,113 @@ export interface Charge {
   costMicros: number;
 }
 
-export async function reserveCharge(
-  db: Db,
-  input: { accountId: string; apiKeyId: string; costMicros: number; method: string; path: string; requestId: string },
-): Promise<Charge> {
-  const usageId = newId('use');
-  const reserve = prepared(db, 'reserve_charge', (d) => {
-    const p = (name: string, type: 'bigint' | 'text') => sql`${sql.placeholder(name)}::${sql.raw(type)}`;
-    const debit = d.$with('debit').as(
-      d
-        .update(accounts)
-        .set({
-          balanceMicros: sql`${accounts.balanceMicros} - ${p('cost', 'bigint')}`,
-          usageCount: sql`${accounts.usageCount} + 1`,
-          usageCostMicros: sql`${accounts.usageCostMicros} + ${p('cost', 'bigint')}`,
-        })
-        .where(and(eq(accounts.id, sql.placeholder('accountId')), sql`${accounts.balanceMicros} >= ${p('cost', 'bigint')}`))
-        .returning({ accountId: accounts.id }),
-    );
-    return d
-      .with(debit)
-      .insert(usageRecords)
-      .select(
-        d
-          .select({
-            id: sql<string>`${p('usageId', 'text')}`.as('id'),
-            accountId: debit.accountId,
-            apiKeyId: sql<string>`${p('apiKeyId', 'text')}`.as('api_key_id'),
-            method: sql<string>`${p('method', 'text')}`.as('method'),
-            path: sql<string>`${p('path', 'text')}`.as('path'),
-            costMicros: sql<number>`${p('cost', 'bigint')}`.as('cost_micros'),
-            requestId: sql<string>`${p('requestId', 'text')}`.as('request_id'),
-            createdAt: sql<Date>`now()`.as('created_at'),
-          })
-          .from(debit),
-      )
-      .returning({ id: usageRecords.id })
-      .prepare('reserve_charge');
-  });
-  const inserted = await reserve.execute({ ...input, cost: input.costMicros, usageId });
-  if (inserted.length === 0) {
-    throw new ApiError('INSUFFICIENT_BALANCE', 'Account balance is below the cost of this request; add funds');
-  }
-  return { usageId, accountId: input.accountId, costMicros: input.costMicros };
+export interface BilledRequest {
+  /** SHA-256 hex of the presented API key. */
+  keyHash: string;
+  tier: PriceTier;
+  /** The server's standard rate, for accounts without their own. */
+  defaultCostMicros: number;
+  method: string;
+  path: string;
+  requestId: string;
 }
 
-/** Undoes a reservation: removes its usage row and returns exactly what that row cost. */
-export async function refundCharge(db: Db, charge: Charge): Promise<void> {
-  const removed = db.$with('removed').as(
-    db
-      .delete(usageRecords)
-      .where(and(eq(usageRecords.id, charge.usageId), eq(usageRecords.accountId, charge.accountId)))
-      .returning({ accountId: usageRecords.accountId, costMicros: usageRecords.costMicros }),
+export interface Admission {
+  principal: KeyPrincipal;
+  charge: Charge;
+}
+
+interface AdmissionRow {
+  apiKeyId: string;
+  accountId: string;
+  revoked: boolean;
+  stale: boolean;
+  costMicros: string | number | bigint;
+  rate: string | number | bigint | null;
+  charged: boolean;
+}
+
+/**
+ * The whole admission of a billed request in ONE database round trip: find the key (by hash, with
+ * its account's rate), and unless it is revoked, debit the cost `WHERE balance >= cost` and insert the
+ * usage row from the debited row. Keys are never cached, so a revocation holds on the very next
+ * request on every instance. Throws UNAUTHORIZED (unknown or revoked key) or INSUFFICIENT_BALANCE;
+ * `onAccount` hears the key's account before a refusal for want of balance (the request log names it).
+ */
+export async function admitBilledRequest(db: Db, request: BilledRequest, onAccount: (accountId: string) => void = () => {}): Promise<Admission> {
+  const statement = preparedSql<AdmissionRow>(
+    db,
+    'admit_billed_request',
+    sql`
+      with key as (
+        select k.id as api_key_id, k.account_id, k.revoked_at is not null as revoked,
+               (k.last_used_at is null or k.last_used_at < now() - make_interval(secs => ${sql.placeholder('staleSeconds')}::int)) as stale,
+               a.cost_per_request_micros as rate,
+               coalesce(a.cost_per_request_micros, ${sql.placeholder('defaultCost')}::bigint) * ${sql.placeholder('multiplier')}::bigint as cost
+          from api_keys k join accounts a on a.id = k.account_id
+         where k.key_hash = ${sql.placeholder('keyHash')}::text
+      ), debit as (
+        update accounts a
+           set balance_micros = a.balance_micros - key.cost,
+               usage_count = a.usage_count + 1,
+               usage_cost_micros = a.usage_cost_micros + key.cost
+          from key
+         where a.id = key.account_id and not key.revoked and a.balance_micros >= key.cost
+        returning a.id
+      ), usage as (
+        insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, created_at)
+        select ${sql.placeholder('usageId')}::text, key.account_id, key.api_key_id, ${sql.placeholder('method')}::text,
+               ${sql.placeholder('path')}::text, key.cost, ${sql.placeholder('requestId')}::text, now()
+          from key join debit on debit.id = key.account_id
+        returning id
+      )
+      select key.api_key_id as "apiKeyId", key.account_id as "accountId", key.revoked, key.stale,
+             key.cost as "costMicros", key.rate, exists (select 1 from usage) as charged
+        from key`,
   );
-  await db
-    .with(removed)
-    .update(accounts)
-    .set({
-      balanceMicros: sql`${accounts.balanceMicros} + ${removed.costMicros}`,
-      usageCount: sql`${accounts.usageCount} - 1`,
-      usageCostMicros: sql`${accounts.usageCostMicros} - ${removed.costMicros}`,
-    })
-    .from(removed)
-    .where(eq(accounts.id, removed.accountId));
+  const usageId = newId('use');
+  const [row] = await statement.execute({
+    keyHash: request.keyHash,
+    defaultCost: request.defaultCostMicros,
+    multiplier: request.tier === 'premium' ? PREMIUM_MULTIPLIER : 1,
+    staleSeconds: LAST_USED_RESOLUTION_MS / 1000,
+    usageId,
+    method: request.method,
+    path: request.path,
+    requestId: request.requestId,
+  });
+  if (!row) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+  if (row.revoked) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
+  onAccount(row.accountId);
+  // lastUsed is written at most once per resolution, outside the hot statement (it locks the key row).
+  if (row.stale) await touchApiKey(db, row.apiKeyId);
+  if (!row.charged) throw new ApiError('INSUFFICIENT_BALANCE', 'Account balance is below the cost of this request; add funds');
+  const costMicros = Number(row.costMicros);
+  return {
+    principal: { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.rate === null ? null : Number(row.rate) },
+    charge: { usageId, accountId: row.accountId, costMicros },
+  };
+}
+
+/** Undoes a reservation: removes its usage row and returns exactly what that row cost (one statement). */
+export async function refundCharge(db: Db, charge: Charge): Promise<void> {
+  const statement = preparedSql(
+    db,
+    'refund_charge',
+    sql`
+      with removed as (
+        delete from usage_records
+         where id = ${sql.placeholder('usageId')}::text and account_id = ${sql.placeholder('accountId')}::text
+        returning account_id, cost_micros
+      )
+      update accounts a
+         set balance_micros = a.balance_micros + removed.cost_micros,
+             usage_count = a.usage_count - 1,
+             usage_cost_micros = a.usage_cost_micros - removed.cost_micros
+        from removed
+       where a.id = removed.account_id`,
+  );
+  await statement.execute({ usageId: charge.usageId, accountId: charge.accountId });
 }
 
 /** O(1): the account row carries its usage totals, kept by reserve and refund. */

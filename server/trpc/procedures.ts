@@ -1,14 +1,16 @@
 /**
  * The base procedures, defined once. Each narrows the context (who is calling) and carries its
- * cross-cutting rules as middleware, in the order of decisions §4:
+ * cross-cutting rules as one middleware, in the order of decisions §4:
  *   authenticate (401) → user id (400) → rate limit (429) → reserve the cost (402) → handler,
  * and a failed handler has its reservation reversed. Route handlers never re-check any of it.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ensureAccount } from '../accounts/accounts.ts';
-import { authenticateApiKey } from '../accounts/api-keys.ts';
-import { priceFor, refundCharge, reserveCharge, type PriceTier } from '../accounts/billing.ts';
+import { authenticateApiKey, hashApiKey, isApiKeyShaped, type KeyPrincipal } from '../accounts/api-keys.ts';
+import { admitBilledRequest, refundCharge, type Charge, type PriceTier } from '../accounts/billing.ts';
 import type { RateRule } from '../config.ts';
+import { markReusable } from '../lib/reusable-json.ts';
+import type { RateDecision } from '../ratelimit/rate-limiter.ts';
 import { ApiError } from '../errors.ts';
 import { digestOf } from '../services.ts';
 import type { RequestContext } from './context.ts';
@@ -28,16 +30,21 @@ function isDashboardKey(ctx: RequestContext, key: string): boolean {
   return match;
 }
 
-async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRule) {
-  let decision;
+/** Takes a token; null when the bucket store (Redis) is unreachable and the request goes unlimited. */
+async function takeToken(ctx: RequestContext, bucket: string, rule: RateRule): Promise<RateDecision | null> {
   try {
-    decision = await ctx.services.rateLimiter.take(bucket, rule);
+    return await ctx.services.rateLimiter.take(bucket, rule);
   } catch (error) {
-    // The bucket store (Redis) is unreachable: serve the request unlimited rather than fail it.
-    // Billing still guards every charge; the log says why limits were not applied.
+    // Serve the request unlimited rather than fail it. Billing still guards every charge; the log says
+    // why limits were not applied.
     ctx.services.logger.warn('rate limiter unavailable; request not limited', { requestId: ctx.requestId, error: String((error as Error).message ?? error) });
-    return;
+    return null;
   }
+}
+
+/** RateLimit-* headers for a decision, and for a refusal Retry-After and the 429 itself. */
+function applyDecision(ctx: RequestContext, decision: RateDecision | null) {
+  if (!decision) return;
   ctx.resHeaders.set('RateLimit-Limit', String(decision.limit));
   ctx.resHeaders.set('RateLimit-Remaining', String(decision.remaining));
   ctx.resHeaders.set('RateLimit-Reset', String(decision.resetSeconds));
@@ -45,6 +52,10 @@ async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRul
     ctx.resHeaders.set('Retry-After', String(decision.retryAfterSeconds));
     throw new ApiError('RATE_LIMITED', `Too many requests; retry after ${decision.retryAfterSeconds}s and back off exponentially`);
   }
+}
+
+async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRule) {
+  applyDecision(ctx, await takeToken(ctx, bucket, rule));
 }
 
 /** The path of the first string in `value` holding a NUL character (PostgreSQL cannot store one). */
@@ -60,70 +71,101 @@ function nulPath(value: unknown, path: string): string | undefined {
 }
 
 /** Text with a NUL character is a caller error, found before any work (first in every base procedure). */
-const rejectNul = t.middleware(async ({ next, getRawInput }) => {
+async function rejectNul(getRawInput: () => Promise<unknown>) {
   const found = nulPath(await getRawInput(), '');
   if (found !== undefined) throw new ApiError('BAD_REQUEST', `${found || 'input'}: must not contain the NUL character`);
-  return next();
-});
+}
 
-const markBillable = t.middleware(({ ctx, next }) => {
+interface BilledRule {
+  tier: PriceTier;
+  /** The rate-limit bucket: every key route, or the tighter buy/sell one. */
+  bucket: 'key' | 'trade';
+  /** Trading routes need x-user-id. */
+  needsUser: boolean;
+}
+
+interface Admitted {
+  principal: KeyPrincipal;
+  charge: Charge;
+  userId: string;
+}
+
+type MiddlewareOptions = { ctx: RequestContext; path: string; getRawInput: () => Promise<unknown> };
+
+/**
+ * Everything a billed route needs before its handler, in the order of decisions §4:
+ * NUL text (400) → key (401) → user id (400) → rate limit (429) → cost (402).
+ * The key, the reservation and the usage row are ONE database round trip (admitBilledRequest). The
+ * rate limit is taken before it, per key digest; a refused or malformed request is answered 401
+ * rather than 429/400 when its key is not valid, so the order of the answers holds.
+ */
+async function admit({ ctx, path, getRawInput }: MiddlewareOptions, rule: BilledRule): Promise<Admitted> {
   ctx.billing.billable = true;
-  return next();
-});
-
-const requireApiKey = t.middleware(async ({ ctx, next }) => {
+  await rejectNul(getRawInput);
   const key = presentedKey(ctx);
   if (!key) throw new ApiError('UNAUTHORIZED', 'Missing API key: send the x-api-key header');
   if (isDashboardKey(ctx, key)) throw new ApiError('UNAUTHORIZED', 'A dashboard key cannot call this route; use an API key');
-  const principal = await authenticateApiKey(ctx.services.database.db, key);
-  ctx.logFields.accountId = principal.accountId;
-  return next({ ctx: { principal } });
-});
+  if (!isApiKeyShaped(key)) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+  const db = ctx.services.database.db;
+  const keyHash = hashApiKey(key);
 
-/** x-user-id → the trading user (account, user id); every trading query filters by both. */
-const requireUserId = t.middleware(({ ctx, next }) => {
-  const { principal } = ctx as typeof ctx & { principal: { accountId: string } };
-  const userId = normaliseUserId(ctx.headers.get('x-user-id'));
-  return next({ ctx: { user: { accountId: principal.accountId, userId } } });
-});
+  let userId = '';
+  if (rule.needsUser) {
+    try {
+      userId = normaliseUserId(ctx.headers.get('x-user-id'));
+    } catch (invalidUser) {
+      // 401 first when the key is not valid either.
+      ctx.logFields.accountId = (await authenticateApiKey(db, key)).accountId;
+      throw invalidUser;
+    }
+  }
+  const decision = await takeToken(ctx, `${rule.bucket}:${keyHash.slice(0, 32)}`, ctx.services.config.rateLimits[rule.bucket]);
+  if (decision && !decision.allowed) ctx.logFields.accountId = (await authenticateApiKey(db, key)).accountId;
+  applyDecision(ctx, decision);
 
-const rateLimitPerKey = (bucket: 'key' | 'trade') =>
-  t.middleware(async ({ ctx, next }) => {
-    const { principal } = ctx as typeof ctx & { principal: { apiKeyId: string } };
-    await applyRateLimit(ctx, `${bucket}:${principal.apiKeyId}`, ctx.services.config.rateLimits[bucket]);
-    return next();
+  const { principal, charge } = await admitBilledRequest(db, {
+    keyHash,
+    tier: rule.tier,
+    defaultCostMicros: ctx.services.config.costPerRequestMicros,
+    method: ctx.method,
+    path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
+    requestId: ctx.requestId,
+  }, (accountId) => (ctx.logFields.accountId = accountId));
+  ctx.billing.chargedMicros += charge.costMicros;
+  return { principal, charge, userId };
+}
+
+/** A failed handler has its reservation reversed: errors cost nothing. */
+async function settle<R extends { ok: boolean }>(ctx: RequestContext, charge: Charge, result: R): Promise<R> {
+  if (!result.ok) {
+    await refundCharge(ctx.services.database.db, charge);
+    ctx.billing.chargedMicros -= charge.costMicros;
+  }
+  return result;
+}
+
+// Each base procedure has exactly one middleware: every tRPC middleware layer copies the call options
+// and the context, and six thin layers cost more than the work they did (measured on /api/pricing).
+
+/** x-api-key routes. */
+const billedByKey = (tier: PriceTier) =>
+  t.middleware(async (opts) => {
+    const { principal, charge } = await admit(opts, { tier, bucket: 'key', needsUser: false });
+    return settle(opts.ctx, charge, await opts.next({ ctx: { principal } }));
   });
 
-const rateLimitPerIp = t.middleware(async ({ ctx, next }) => {
-  await applyRateLimit(ctx, `ip:${ctx.clientIp}`, ctx.services.config.rateLimits.ip);
-  return next();
-});
-
-const charge = (tier: PriceTier) =>
-  t.middleware(async ({ ctx, next, path }) => {
-    const { principal } = ctx as typeof ctx & { principal: Awaited<ReturnType<typeof authenticateApiKey>> };
-    const db = ctx.services.database.db;
-    const costMicros = priceFor(tier, principal.costPerRequestMicros ?? ctx.services.config.costPerRequestMicros);
-    const reservation = await reserveCharge(db, {
-      accountId: principal.accountId,
-      apiKeyId: principal.apiKeyId,
-      costMicros,
-      method: ctx.method,
-      path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
-      requestId: ctx.requestId,
-    });
-    ctx.billing.chargedMicros += costMicros;
-    const result = await next();
-    if (!result.ok) {
-      await refundCharge(db, reservation);
-      ctx.billing.chargedMicros -= costMicros;
-    }
-    return result;
+/** x-api-key + x-user-id routes (trading); every trading query filters by (account, user id). */
+const billedForUser = (bucket: 'key' | 'trade') =>
+  t.middleware(async (opts) => {
+    const { principal, charge, userId } = await admit(opts, { tier: 'standard', bucket, needsUser: true });
+    return settle(opts.ctx, charge, await opts.next({ ctx: { principal, user: { accountId: principal.accountId, userId } } }));
   });
 
 const ACCOUNT_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
-const requireDashboardKey = t.middleware(async ({ ctx, next }) => {
+/** A server-configured dashboard key and x-account-id (one middleware; never billed). */
+const dashboard = t.middleware(async ({ ctx, next, getRawInput }) => {
+  await rejectNul(getRawInput);
   const key = presentedKey(ctx);
   if (!key || !isDashboardKey(ctx, key)) throw new ApiError('UNAUTHORIZED', 'This route needs a dashboard key in x-api-key');
   await applyRateLimit(ctx, `dashboard:${Buffer.from(digestOf(key)).toString('hex').slice(0, 16)}`, ctx.services.config.rateLimits.key);
@@ -136,36 +178,51 @@ const requireDashboardKey = t.middleware(async ({ ctx, next }) => {
   return next({ ctx: { accountId } });
 });
 
-/** No credentials; limited per client IP. */
-export const publicProcedure = t.procedure.meta({ access: 'public' }).use(rejectNul).use(rateLimitPerIp);
+/** Public routes: no credentials; limited per client IP. */
+const open = t.middleware(async ({ ctx, next, getRawInput }) => {
+  await rejectNul(getRawInput);
+  await applyRateLimit(ctx, `ip:${ctx.clientIp}`, ctx.services.config.rateLimits.ip);
+  return next();
+});
 
-const keyProcedure = t.procedure.use(markBillable).use(rejectNul).use(requireApiKey);
+/** No credentials; limited per client IP. */
+export const publicProcedure = t.procedure.meta({ access: 'public' }).use(open);
+
+/**
+ * Public market data: every answer is a pure function of the market snapshot and the raw input, so
+ * it is computed, validated and serialized once per snapshot (MARKET_DATA_TTL_MS) and input. This
+ * middleware sits outside the input and output validators: a repeat is answered from the cache
+ * without running either (only successful answers are kept, so the input once validated).
+ * Limited to MAX_ANSWERS_PER_SNAPSHOT distinct inputs per snapshot (floors are free numbers).
+ */
+const MAX_ANSWERS_PER_SNAPSHOT = 1_000;
+const answersBySnapshot = new WeakMap<object, Map<string, unknown>>();
+const sameSnapshotAnswers = t.middleware(async ({ ctx, next, path, getRawInput }) => {
+  const snapshot = await ctx.services.marketData.snapshot();
+  let answers = answersBySnapshot.get(snapshot);
+  if (!answers) answersBySnapshot.set(snapshot, (answers = new Map()));
+  const key = `${path}\u0000${JSON.stringify((await getRawInput()) ?? null)}`;
+  const hit = answers.get(key) as Awaited<ReturnType<typeof next>> | undefined;
+  if (hit) return hit;
+  const result = await next();
+  if (result.ok && answers.size < MAX_ANSWERS_PER_SNAPSHOT && typeof result.data === 'object' && result.data !== null) {
+    answers.set(key, { ...result, data: markReusable(result.data), ctx: undefined });
+  }
+  return result;
+});
+export const marketDataProcedure = publicProcedure.use(sameSnapshotAnswers);
 
 /** x-api-key (or ?apiKey=), billed at the account's standard rate. */
-export const apiKeyProcedure = keyProcedure
-  .meta({ access: 'key', billing: 'standard' })
-  .use(rateLimitPerKey('key'))
-  .use(charge('standard'));
+export const apiKeyProcedure = t.procedure.meta({ access: 'key', billing: 'standard' }).use(billedByKey('standard'));
 
 /** x-api-key, billed at ten times the standard rate (private-company data). */
-export const companyDataProcedure = keyProcedure
-  .meta({ access: 'key', billing: 'premium' })
-  .use(rateLimitPerKey('key'))
-  .use(charge('premium'));
+export const companyDataProcedure = t.procedure.meta({ access: 'key', billing: 'premium' }).use(billedByKey('premium'));
 
 /** x-api-key and x-user-id (trading), billed at the standard rate. */
-export const userProcedure = keyProcedure
-  .meta({ access: 'user', billing: 'standard' })
-  .use(requireUserId)
-  .use(rateLimitPerKey('key'))
-  .use(charge('standard'));
+export const userProcedure = t.procedure.meta({ access: 'user', billing: 'standard' }).use(billedForUser('key'));
 
 /** Like userProcedure, under the tighter buy/sell bucket. */
-export const tradeProcedure = keyProcedure
-  .meta({ access: 'user', billing: 'standard' })
-  .use(requireUserId)
-  .use(rateLimitPerKey('trade'))
-  .use(charge('standard'));
+export const tradeProcedure = t.procedure.meta({ access: 'user', billing: 'standard' }).use(billedForUser('trade'));
 
 /** A server-configured dashboard key and x-account-id; never billed. */
-export const dashboardProcedure = t.procedure.meta({ access: 'dashboard' }).use(rejectNul).use(requireDashboardKey);
+export const dashboardProcedure = t.procedure.meta({ access: 'dashboard' }).use(dashboard);
