@@ -62,6 +62,14 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
       return child.exited;
     },
   };
-  await server.waitFor((l) => l.msg === 'listening');
+  // Ready when it answers (the 'listening' line is not logged below LOG_LEVEL=info).
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > deadline) await server.waitFor(() => false, 0);
+    try {
+      if ((await fetch(`${server.url}/healthz`)).ok) break;
+    } catch {}
+    await Bun.sleep(50);
+  }
   return server;
 }
