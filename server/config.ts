@@ -92,6 +92,7 @@ const envSchema = z.object({
     .transform(csv)
     .pipe(z.array(z.string().regex(/^[0-9a-fA-F]{64}$/, 'each key must be 64 hexadecimal characters'))),
   COST_PER_REQUEST_USD: usdAmount('0.002', '0.002'),
+  BILLING_SYNCHRONOUS_COMMIT: boolean(false),
   CORS_ORIGINS: z.string().optional().transform(csv).pipe(z.array(origin)),
   REDIS_URL: z
     .string()
@@ -148,6 +149,8 @@ export interface Config {
   /** Older keys that still open rows sealed before a rotation. */
   tradingEncryptionPreviousKeys: string[];
   costPerRequestMicros: number;
+  /** Wait for the WAL flush when committing a request's charge (see accounts/billing.ts). */
+  billingSynchronousCommit: boolean;
   corsOrigins: string[];
   redisUrl?: string;
   rateLimits: { key: RateRule; trade: RateRule; ip: RateRule };
@@ -189,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tradingEncryptionKey: e.TRADING_ENCRYPTION_KEY?.toLowerCase(),
     tradingEncryptionPreviousKeys: e.TRADING_ENCRYPTION_PREVIOUS_KEYS.map((k) => k.toLowerCase()),
     costPerRequestMicros: e.COST_PER_REQUEST_USD,
+    billingSynchronousCommit: e.BILLING_SYNCHRONOUS_COMMIT,
     corsOrigins: e.CORS_ORIGINS,
     redisUrl: e.REDIS_URL,
     rateLimits: {

@@ -130,6 +130,7 @@ async function admit({ ctx, path, getRawInput }: MiddlewareOptions, rule: Billed
     method: ctx.method,
     path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
     requestId: ctx.requestId,
+    synchronousCommit: ctx.services.config.billingSynchronousCommit,
   }, (accountId) => (ctx.logFields.accountId = accountId));
   ctx.billing.chargedMicros += charge.costMicros;
   return { principal, charge, userId };
@@ -138,7 +139,7 @@ async function admit({ ctx, path, getRawInput }: MiddlewareOptions, rule: Billed
 /** A failed handler has its reservation reversed: errors cost nothing. */
 async function settle<R extends { ok: boolean }>(ctx: RequestContext, charge: Charge, result: R): Promise<R> {
   if (!result.ok) {
-    await refundCharge(ctx.services.database.db, charge);
+    await refundCharge(ctx.services.database.db, charge, ctx.services.config.billingSynchronousCommit);
     ctx.billing.chargedMicros -= charge.costMicros;
   }
   return result;

@@ -84,7 +84,6 @@ function serverEnv(port: number): Record<string, string> {
     PORT: String(port),
     HOST: '127.0.0.1',
     DATABASE_URL: benchUrl,
-    DATABASE_POOL_SIZE: '20',
     TRADING_ENCRYPTION_KEY: ENCRYPTION_KEY,
     SEED_ON_START: 'false',
     LOG_LEVEL: 'warn',
@@ -200,7 +199,8 @@ async function main() {
   const bareRss = rssMb(bare.pid);
   bare.stop();
 
-  const server = await startOnCore1(['server/main.ts'], serverEnv(18081), 18081);
+  // As `npm start` runs it (--smol: a tighter heap, same throughput, ~30 MB less RSS under load).
+  const server = await startOnCore1(['--smol', 'server/main.ts'], serverEnv(18081), 18081);
   const rows: string[] = [];
   const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
   rows.push(`| bare Bun.serve JSON hello | — | ${fmt(baseline.rps)} | 1.00 | ${fmt(baseline.p50, 2)} | ${fmt(baseline.p99, 2)} | 0 | ${fmt(bareRss)} |`);
