@@ -12,6 +12,10 @@ import { seedDatabase } from '../seeds/index.ts';
 import { createLogger } from '../server/lib/logger.ts';
 import type { TestApp } from './harness/app.ts';
 import { engine, freshDatabase, type TestDatabase } from './harness/databases.ts';
+import { eq, sql } from 'drizzle-orm';
+import { accounts, credits, usageRecords } from '../db/schema.ts';
+import { TEST_ENV } from './harness/app.ts';
+import { startServer } from './harness/server-process.ts';
 import { api, buy, expectBooksAgree, trader, type Trader } from './harness/trading.ts';
 import { createTradingApp, standinOf, TEST_VENUE } from './harness/trading-venue.ts';
 import type { ClobStandin } from './harness/clob-standin.ts';
@@ -102,11 +106,11 @@ async function crashDuring(path: string, body: unknown, crashAfter: number) {
 }
 
 /** orders/sync, repeated as a client would while a venue call times out under load. */
-async function syncUntilSettled() {
+async function syncUntilSettled(as: Trader = who) {
   let updated = 0;
   let synced = -1;
   for (let round = 0; round < 5; round++) {
-    const sync = (await api(t, who, 'POST', '/api/trading/orders/sync', {})).body;
+    const sync = (await api(t, as, 'POST', '/api/trading/orders/sync', {})).body;
     if (synced < 0) synced = sync.synced;
     updated += sync.updated;
     if (sync.updated === sync.synced) break;
@@ -165,4 +169,66 @@ describe('crash mid-trade', () => {
     expect(positions.positions.every((p: any) => p.onChainVerified)).toBe(true);
     await expectBooksAgree(t, who);
   }, 60_000);
+
+  test('killed during trades under load (4 users buying and selling at once): every user reconciles', async () => {
+    const eventId = (await api(t, who, 'GET', '/api/trading/events')).body.events.find((e: any) => e.status === 'open').id;
+    const traders = [who, ...(await Promise.all([1, 2, 3].map(() => trader(t))))];
+    for (const w of traders.slice(1)) await api(t, w, 'PUT', '/api/trading/settings', { walletAddress: w.userId });
+    await stopForChild();
+    // The real server process, as deployed, on the same database and venue.
+    const server = await startServer({
+      ...TEST_ENV,
+      SEED_ON_START: 'false', // the seeds would reset the venue token mapping the stand-in trades on
+      VENUE_TIMEOUT_MS: String(TIMEOUT_MS),
+      ...('url' in database && database.url ? { DATABASE_URL: database.url } : { DATA_DIR: dataDir! }),
+      ...(TEST_VENUE === 'polymarket' ? { VENUE: 'polymarket', POLYMARKET_CLOB_URL: standin!.url } : {}),
+    });
+    const post = async (as: Trader, path: string, body: unknown) => {
+      const res = await fetch(server.url + path, { method: 'POST', headers: { ...as.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, body: await res.json() };
+    };
+    let stop = false;
+    let bought = 0;
+    const loops = traders.flatMap((as) =>
+      ['LONG', 'SHORT'].map(async (side) => {
+        while (!stop) {
+          try {
+            const buyAnswer = await post(as, '/api/trading/buy', { eventId, side, amount: 120 });
+            if (buyAnswer.status !== 200) continue;
+            bought++;
+            await post(as, '/api/trading/sell', { positionId: buyAnswer.body.positionId, percentage: 50 });
+          } catch {
+            return; // the process is gone
+          }
+        }
+      }),
+    );
+    for (let waited = 0; bought < 8 && waited < 20_000; waited += 20) await Bun.sleep(20);
+    await Bun.sleep(Math.random() * 200); // somewhere inside the next trades, not between them
+    server.process.kill('SIGKILL');
+    await server.process.exited;
+    stop = true;
+    await Promise.all(loops);
+    expect(bought).toBeGreaterThanOrEqual(8);
+
+    if (engine === 'pglite') await restart();
+    await Bun.sleep(TIMEOUT_MS * 3 + 50);
+    for (const as of traders) {
+      await syncUntilSettled(as);
+      const pendingOrders = (await api(t, as, 'GET', '/api/trading/orders?status=pending')).body.orders;
+      expect(pendingOrders).toEqual([]);
+      const pendingPositions = (await api(t, as, 'GET', '/api/trading/positions?status=pending')).body.positions;
+      expect(pendingPositions).toEqual([]);
+      const onChain = await api(t, as, 'POST', '/api/trading/positions/sync', {});
+      expect(onChain.res.status).toBe(200);
+      expect(onChain.body.untracked).toEqual([]);
+      await expectBooksAgree(t, as);
+      // Billing too: balance = credits − usage, to the micro-unit, for every account under load.
+      const accountId = as.account.accountId;
+      const [row] = await t.database.db.select({ balance: accounts.balanceMicros }).from(accounts).where(eq(accounts.id, accountId));
+      const [usage] = await t.database.db.select({ cost: sql<string>`coalesce(sum(${usageRecords.costMicros}), 0)` }).from(usageRecords).where(eq(usageRecords.accountId, accountId));
+      const [credited] = await t.database.db.select({ total: sql<string>`sum(${credits.amountMicros})` }).from(credits).where(eq(credits.accountId, accountId));
+      expect(row!.balance).toBe(Number(credited!.total) - Number(usage!.cost));
+    }
+  }, 120_000);
 });
