@@ -2,6 +2,8 @@
  * Everything a request may use, built once at start (or once per test app) and shared by both
  * transports. Nothing here is rebuilt per request.
  */
+import { billingCommitsSynchronously } from './accounts/billing.ts';
+import { Refunds } from './accounts/refunds.ts';
 import { AggregateCache } from './companies/aggregate-cache.ts';
 import type { Config } from './config.ts';
 import type { Database } from '../db/client.ts';
@@ -27,6 +29,8 @@ export interface Services {
   credentialCipher: CredentialCipher;
   /** The execution venue (VENUE). */
   venue: Venue;
+  /** Refunds of failed billed requests, retried while the database is unreachable. */
+  refunds: Refunds;
 }
 
 export function digestOf(text: string): Uint8Array {
@@ -34,7 +38,7 @@ export function digestOf(text: string): Uint8Array {
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds'>,
   options: { venue?: Venue; now?: () => number } = {},
 ): Services {
   const venue = options.venue ?? createVenue(parts.config, parts.database.db, options.now);
@@ -47,5 +51,6 @@ export function createServices(
     marketData: new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now),
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
     venue,
+    refunds: new Refunds(parts.database.db, billingCommitsSynchronously(parts.config.billingSynchronousCommit, parts.database.kind), parts.logger),
   };
 }

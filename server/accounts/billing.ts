@@ -11,7 +11,8 @@
  * statements commit asynchronously (`set_config('synchronous_commit', 'off', true)`, for their own
  * transaction only): still atomic, so balance = credits − Σ usage holds at every commit and after any
  * crash of ours; only a crash of PostgreSQL itself can forget the last < 1 s of charges (requests then
- * served free, never charged twice). BILLING_SYNCHRONOUS_COMMIT=true restores the flush wait.
+ * served free, never charged twice). BILLING_SYNCHRONOUS_COMMIT=true restores the flush wait; the
+ * embedded PGlite always waits (it dies with us).
  * Everything else (credits, keys, trades) always commits synchronously.
  */
 import { eq, sql } from 'drizzle-orm';
@@ -19,10 +20,17 @@ import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
 import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
-import { newId } from '../lib/ids.ts';
 import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
 
 export type PriceTier = 'standard' | 'premium';
+
+/**
+ * Whether billing statements wait for the WAL flush. Always on the embedded PGlite: it runs inside
+ * this process, so a crash of ours is a crash of the database and would forget unflushed charges.
+ */
+export function billingCommitsSynchronously(configured: boolean, databaseKind: 'postgres' | 'pglite'): boolean {
+  return configured || databaseKind === 'pglite';
+}
 /** Private-company data costs ten times the standard rate (interface.md, Billing 2). */
 export const PREMIUM_MULTIPLIER = 10;
 
@@ -47,6 +55,8 @@ export interface BilledRequest {
   requestId: string;
   /** false: commit without waiting for the WAL flush (BILLING_SYNCHRONOUS_COMMIT; see below). */
   synchronousCommit: boolean;
+  /** The id the usage row gets (chosen by the caller, so it can refund a charge whose answer was lost). */
+  usageId: string;
 }
 
 export interface Admission {
@@ -104,7 +114,7 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
              key.cost as "costMicros", key.rate, exists (select 1 from usage) as charged, commit_mode.mode
         from key, commit_mode`,
   );
-  const usageId = newId('use');
+  const { usageId } = request;
   const [row] = await statement.execute({
     keyHash: request.keyHash,
     defaultCost: request.defaultCostMicros,
@@ -129,7 +139,11 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
   };
 }
 
-/** Undoes a reservation: removes its usage row and returns exactly what that row cost (one statement). */
+/**
+ * Undoes a reservation: removes its usage row and returns exactly what that row cost (one statement).
+ * By usage id alone (server-generated, 128 random bits): a charge whose admission answer was lost is
+ * refunded without knowing its account. A second refund of the same charge finds no row and does nothing.
+ */
 export async function refundCharge(db: Db, charge: Charge, synchronousCommit: boolean): Promise<void> {
   const statement = preparedSql(
     db,
@@ -137,7 +151,7 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
     sql`
       with removed as (
         delete from usage_records
-         where id = ${sql.placeholder('usageId')}::text and account_id = ${sql.placeholder('accountId')}::text
+         where id = ${sql.placeholder('usageId')}::text
         returning account_id, cost_micros
       ), commit_mode as (
         select set_config('synchronous_commit', ${sql.placeholder('synchronousCommit')}::text, true) as mode
@@ -149,7 +163,7 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
         from removed, commit_mode
        where a.id = removed.account_id`,
   );
-  await statement.execute({ usageId: charge.usageId, accountId: charge.accountId, synchronousCommit: synchronousCommit ? 'on' : 'off' });
+  await statement.execute({ usageId: charge.usageId, synchronousCommit: synchronousCommit ? 'on' : 'off' });
 }
 
 /** O(1): the account row carries its usage totals, kept by reserve and refund. */

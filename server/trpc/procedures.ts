@@ -7,11 +7,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ensureAccount } from '../accounts/accounts.ts';
 import { authenticateApiKey, hashApiKey, isApiKeyShaped, type KeyPrincipal } from '../accounts/api-keys.ts';
-import { admitBilledRequest, refundCharge, type Charge, type PriceTier } from '../accounts/billing.ts';
+import { admitBilledRequest, billingCommitsSynchronously, type Charge, type PriceTier } from '../accounts/billing.ts';
 import type { RateRule } from '../config.ts';
 import { markReusable } from '../lib/reusable-json.ts';
 import type { RateDecision } from '../ratelimit/rate-limiter.ts';
 import { ApiError } from '../errors.ts';
+import { newId } from '../lib/ids.ts';
 import { digestOf } from '../services.ts';
 import type { RequestContext } from './context.ts';
 import { t } from './init.ts';
@@ -123,23 +124,33 @@ async function admit({ ctx, path, getRawInput }: MiddlewareOptions, rule: Billed
   if (decision && !decision.allowed) ctx.logFields.accountId = (await authenticateApiKey(db, key)).accountId;
   applyDecision(ctx, decision);
 
-  const { principal, charge } = await admitBilledRequest(db, {
-    keyHash,
-    tier: rule.tier,
-    defaultCostMicros: ctx.services.config.costPerRequestMicros,
-    method: ctx.method,
-    path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
-    requestId: ctx.requestId,
-    synchronousCommit: ctx.services.config.billingSynchronousCommit,
-  }, (accountId) => (ctx.logFields.accountId = accountId));
+  const usageId = newId('use');
+  let admission;
+  try {
+    admission = await admitBilledRequest(db, {
+      keyHash,
+      tier: rule.tier,
+      defaultCostMicros: ctx.services.config.costPerRequestMicros,
+      method: ctx.method,
+      path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
+      requestId: ctx.requestId,
+      synchronousCommit: billingCommitsSynchronously(ctx.services.config.billingSynchronousCommit, ctx.services.database.kind),
+      usageId,
+    }, (accountId) => (ctx.logFields.accountId = accountId));
+  } catch (error) {
+    // Not a refusal but a lost answer (the database went away): the charge may have been written.
+    if (!(error instanceof ApiError)) ctx.services.refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
+    throw error;
+  }
+  const { principal, charge } = admission;
   ctx.billing.chargedMicros += charge.costMicros;
   return { principal, charge, userId };
 }
 
-/** A failed handler has its reservation reversed: errors cost nothing. */
+/** A failed handler has its reservation reversed (now, or once the database answers): errors cost nothing. */
 async function settle<R extends { ok: boolean }>(ctx: RequestContext, charge: Charge, result: R): Promise<R> {
   if (!result.ok) {
-    await refundCharge(ctx.services.database.db, charge, ctx.services.config.billingSynchronousCommit);
+    await ctx.services.refunds.refund(charge);
     ctx.billing.chargedMicros -= charge.costMicros;
   }
   return result;
