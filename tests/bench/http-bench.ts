@@ -3,7 +3,8 @@
  * the way clients load it: wrk pinned to CPU 0, the server to CPU 1, 64 connections, a 3 s warm-up,
  * then 10 s measured. Every figure is also given as a ratio to a bare `Bun.serve` JSON hello measured
  * in the same run on the same core, so runs on different machines compare. PostgreSQL backs the
- * server (a scratch database, seeded, with one funded account and a user holding 50 positions).
+ * server (a scratch database, seeded, with one funded account, users holding 10, 50 and 200
+ * positions, and 64 users with paper venue credentials for the buy case).
  *
  *   BENCH_DATABASE_URL   admin connection (default postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_SECONDS        measured seconds per case (default 10); BENCH_CONNECTIONS (default 64)
@@ -30,7 +31,6 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const only = process.env.BENCH_ONLY;
 const dbName = 'pipo_bench_http';
 const ENCRYPTION_KEY = 'b'.repeat(64);
-const USER = '0x52908400098527886E0F7030069857D2E4169EE7';
 const work = mkdtempSync(join(tmpdir(), 'pipo-bench-'));
 
 const benchUrl = (() => {
@@ -48,7 +48,13 @@ function requireTools() {
   }
 }
 
-/** A fresh database with the seed data, a funded account, and a user holding 50 positions. */
+/** Positions per user for the growth cases (the 50 case is also measured over /trpc). */
+const POSITION_COUNTS = [10, 50, 200];
+const userWith = (count: number) => `0x${count.toString(16).padStart(40, '0')}`;
+/** Distinct users for the buy case: one user's buys serialize on its venue account, many users' do not. */
+const BUYERS = Array.from({ length: 64 }, (_, i) => `0x${(0xb0000 + i).toString(16).padStart(40, '0')}`);
+
+/** A fresh database with the seed data, a funded account, users holding 10/50/200 positions, and 64 buyers. */
 async function prepare(): Promise<{ apiKey: string }> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
@@ -64,14 +70,19 @@ async function prepare(): Promise<{ apiKey: string }> {
   const config = loadConfig({ ...serverEnv(0), NODE_ENV: 'production' });
   const services = createServices({ config, database, rateLimiter: new MemoryRateLimiter(), logger: createLogger('silent') });
   const app = createApp(services);
-  const headers = { 'x-api-key': key, 'x-user-id': USER, 'content-type': 'application/json' };
-  const post = (path: string, body: unknown) => app.handle(new Request(`http://localhost${path}`, { method: 'POST', headers, body: JSON.stringify(body) }));
-  await post('/api/trading/credentials', { apiKey: 'bench-venue', secret: 's', passphrase: 'p' });
+  const post = (user: string, path: string, body: unknown) =>
+    app.handle(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'x-api-key': key, 'x-user-id': user, 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+  // Each user its own paper account (paper balances are per venue key).
+  const enrol = (user: string) => post(user, '/api/trading/credentials', { apiKey: `bench-${user}`, secret: 's', passphrase: 'p' });
   const events = ['openai-ipo', 'kraken-ipo', 'ledger-ipo', 'consensys-ipo', 'perplexity-ipo'];
-  for (let i = 0; i < 50; i++) {
-    const res = await post('/api/trading/buy', { eventId: events[i % events.length], side: i % 2 ? 'LONG' : 'SHORT', amount: 60 });
-    if (res.status !== 200) throw new Error(`seeding positions: buy answered ${res.status} ${await res.text()}`);
+  for (const count of POSITION_COUNTS) {
+    await enrol(userWith(count));
+    for (let i = 0; i < count; i++) {
+      const res = await post(userWith(count), '/api/trading/buy', { eventId: events[i % events.length], side: i % 2 ? 'LONG' : 'SHORT', amount: 60 });
+      if (res.status !== 200) throw new Error(`seeding positions: buy answered ${res.status} ${await res.text()}`);
+    }
   }
+  for (const buyer of BUYERS) await enrol(buyer);
   await database.close();
   return { apiKey: key };
 }
@@ -128,6 +139,8 @@ interface Case {
   method?: 'GET' | 'POST';
   body?: unknown;
   headers?: Record<string, string>;
+  /** x-user-id rotates over these, one per request. */
+  users?: string[];
 }
 
 interface Result {
@@ -143,6 +156,11 @@ function wrk(c: Case, url: string, duration: number): Result {
   if (c.body !== undefined) {
     lines.push(`wrk.headers["content-type"] = "application/json"`);
     lines.push(`wrk.body = ${JSON.stringify(JSON.stringify(c.body))}`);
+  }
+  if (c.users) {
+    lines.push(`local users = { ${c.users.map((u) => JSON.stringify(u)).join(', ')} }`);
+    lines.push('local n = 0');
+    lines.push('request = function() n = n + 1; wrk.headers["x-user-id"] = users[(n % #users) + 1]; return wrk.format() end');
   }
   const script = join(work, 'case.lua');
   writeFileSync(script, lines.join('\n'));
@@ -164,7 +182,7 @@ function wrk(c: Case, url: string, duration: number): Result {
 
 function cases(apiKey: string): Case[] {
   const key = { 'x-api-key': apiKey };
-  const user = { ...key, 'x-user-id': USER };
+  const user = (count: number) => ({ ...key, 'x-user-id': userWith(count) });
   const input = (value: unknown) => `?input=${encodeURIComponent(JSON.stringify(value))}`;
   const buy = { eventId: 'openai-ipo', side: 'LONG', amount: 40 };
   const list = { industry: 'Artificial Intelligence', sort: '-valuationUsd', limit: 20 };
@@ -179,10 +197,10 @@ function cases(apiKey: string): Case[] {
     { name: 'GET /api/private-companies/:id (billed, PostgreSQL)', transport: 'trpc', path: `/trpc/privateCompanies.byId${input({ id: 1 })}`, headers: key },
     { name: 'GET /api/private-companies filtered (billed)', transport: 'rest', path: '/api/private-companies?industry=Artificial%20Intelligence&sort=-valuationUsd&limit=20', headers: key },
     { name: 'GET /api/private-companies filtered (billed)', transport: 'trpc', path: `/trpc/privateCompanies.list${input(list)}`, headers: key },
-    { name: 'GET /api/trading/positions (50 positions, billed)', transport: 'rest', path: '/api/trading/positions', headers: user },
-    { name: 'GET /api/trading/positions (50 positions, billed)', transport: 'trpc', path: '/trpc/positions.list', headers: user },
-    { name: 'POST /api/trading/buy (paper venue)', transport: 'rest', path: '/api/trading/buy', method: 'POST', body: buy, headers: user },
-    { name: 'POST /api/trading/buy (paper venue)', transport: 'trpc', path: '/trpc/trading.buy', method: 'POST', body: buy, headers: user },
+    ...POSITION_COUNTS.map((count): Case => ({ name: `GET /api/trading/positions (${count} positions, billed)`, transport: 'rest', path: '/api/trading/positions', headers: user(count) })),
+    { name: 'GET /api/trading/positions (50 positions, billed)', transport: 'trpc', path: '/trpc/positions.list', headers: user(50) },
+    { name: 'POST /api/trading/buy (paper venue, 64 users)', transport: 'rest', path: '/api/trading/buy', method: 'POST', body: buy, headers: key, users: BUYERS },
+    { name: 'POST /api/trading/buy (paper venue, 64 users)', transport: 'trpc', path: '/trpc/trading.buy', method: 'POST', body: buy, headers: key, users: BUYERS },
   ];
 }
 
