@@ -4,7 +4,7 @@
  * specificity rule, whatever their order here.
  */
 import { z } from 'zod';
-import { companyRecordSchema } from '../server/companies/record.ts';
+import { companyRecordShape } from '../server/companies/record.ts';
 import {
   companyById,
   companyBySourceId,
@@ -37,7 +37,7 @@ const condensed = z.object({
 
 const detail = z.object({
   id: z.number().int(),
-  ...companyRecordSchema.shape,
+  ...companyRecordShape,
   extra: z.record(z.string(), z.unknown()),
   employeeCount: z.number().int().nullable(),
   headquarters: z.string().nullable(),

@@ -33,7 +33,7 @@ function idempotently<T>(ctx: UserContext, operation: 'buy' | 'sell', input: unk
     input,
     // Longer than any trade can run: a few venue calls, each with its deadline.
     leaseSeconds: Math.max(120, Math.ceil((8 * ctx.services.config.venueTimeoutMs) / 1000)),
-    onReplay: () => ctx.resHeaders.set('Idempotent-Replayed', 'true'),
+    onReplay: () => (ctx.resHeaders['Idempotent-Replayed'] = 'true'),
     run,
     recover: async (positionId, operationId) => {
       await syncOrders(ctx.services, ctx.user).catch(() => undefined);

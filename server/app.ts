@@ -30,6 +30,10 @@ interface RequestScope {
   /** Set by the /api and /trpc handlers for the cost header and the error log. */
   ctx?: RequestContext;
   failures: Array<{ body: PublicError; cause: unknown }>;
+  /** CORS headers of an allowed cross-origin request. */
+  cors?: Record<string, string>;
+  /** The response was built with every header already (the /api handler); nothing to add. */
+  headersComplete?: boolean;
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -80,10 +84,13 @@ export function createApp(services: Services) {
     .all(
       `${REST_PREFIX}/*`,
       async ({ request }) => {
-        const ctx = contextFor(request, 'rest');
-        const outcome = await rest.handle(request, ctx, config.maxBodyBytes);
-        if (outcome.error) scopeOf(request).failures.push(outcome.error);
-        return outcome.response;
+        const scope = scopeOf(request);
+        const outcome = await rest.handle(request, contextFor(request, 'rest'), config.maxBodyBytes);
+        if (outcome.error) scope.failures.push(outcome.error);
+        scope.headersComplete = true;
+        const headers = responseHeaders(scope, outcome.status);
+        headers['content-type'] = 'application/json';
+        return new Response(outcome.body, { status: outcome.status, headers });
       },
       { parse: 'none' },
     )
@@ -120,6 +127,7 @@ export function createApp(services: Services) {
 
     let response: Response;
     const verdict = cors(request, url);
+    if (verdict.kind === 'allowed') scope.cors = verdict.headers;
     if (verdict.kind === 'forbidden') {
       response = errorResponse({ code: 'FORBIDDEN_ORIGIN', message: `Origin ${verdict.origin} is not allowed`, status: 403, requestId: scope.requestId });
     } else if (verdict.kind === 'preflight') {
@@ -133,7 +141,7 @@ export function createApp(services: Services) {
         response = errorResponse(body);
       }
     }
-    response = withHeaders(response, scope, verdict.kind === 'allowed' ? verdict.headers : undefined);
+    if (!scope.headersComplete) response = withHeaders(response, scope);
 
     for (const failure of scope.failures) {
       if (failure.body.status >= 500) {
@@ -156,21 +164,32 @@ export function createApp(services: Services) {
 
 export type App = ReturnType<typeof createApp>;
 
-function withHeaders(response: Response, scope: RequestScope, corsHeaders: Headers | undefined): Response {
+/**
+ * The headers every response gets besides its body's own: the request id, what middleware and
+ * procedures added (RateLimit-*, Retry-After, Allow, …), the cost of a billed request, Retry-After
+ * on 409/503, and CORS.
+ */
+function responseHeaders(scope: RequestScope, status: number, alreadyHasRetryAfter = false): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Request-Id': scope.requestId, ...scope.ctx?.resHeaders };
+  if (scope.ctx?.billing.billable) headers['X-Request-Cost-USD'] = formatUsd(scope.ctx.billing.chargedMicros);
+  // Conflicts and unavailable dependencies are worth retrying: say when, unless a middleware already did.
+  if ((status === 409 || status === 503) && !alreadyHasRetryAfter && headers['Retry-After'] === undefined) headers['Retry-After'] = '1';
+  if (scope.cors) Object.assign(headers, scope.cors);
+  return headers;
+}
+
+/** Adds responseHeaders to a response built elsewhere (Elysia's routes, /trpc, errors). */
+function withHeaders(response: Response, scope: RequestScope): Response {
   let headers = response.headers;
+  const add = responseHeaders(scope, response.status, headers.has('Retry-After'));
   try {
     headers.set('X-Request-Id', scope.requestId);
   } catch {
     // A response with immutable headers (e.g. one passed through from fetch): copy it once.
     headers = new Headers(response.headers);
     response = new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-    headers.set('X-Request-Id', scope.requestId);
   }
-  scope.ctx?.resHeaders.forEach((value, name) => headers.set(name, value));
-  if (scope.ctx?.billing.billable) headers.set('X-Request-Cost-USD', formatUsd(scope.ctx.billing.chargedMicros));
-  // Conflicts and unavailable dependencies are worth retrying: say when, unless a middleware already did.
-  if ((response.status === 409 || response.status === 503) && !headers.has('Retry-After')) headers.set('Retry-After', '1');
-  corsHeaders?.forEach((value, name) => headers.set(name, value));
+  for (const name in add) headers.set(name, add[name]!);
   return response;
 }
 

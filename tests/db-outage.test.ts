@@ -34,7 +34,7 @@ beforeAll(async () => {
   proxied = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 8 });
   t = await createTestApp({}, { database: proxied as TestDatabase });
   account = await fundedAccount(t, { usd: 1000 });
-}, 60_000);
+}, OUTAGE_MS + 60_000);
 
 afterAll(async () => {
   if (!run) return;
@@ -136,4 +136,4 @@ test.if(run)('requests fail fast with 503 while PostgreSQL is down, and the app 
   expect(Number(usage!.rows)).toBe(billedOk);
   expect(row!.count).toBe(billedOk);
   expect(row!.balance).toBe(Number(credited!.total) - Number(usage!.cost));
-}, 60_000);
+}, OUTAGE_MS + 60_000);

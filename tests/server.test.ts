@@ -7,7 +7,7 @@ import { ENV_VARIABLES, loadConfig } from '../server/config.ts';
 import { createLogger } from '../server/lib/logger.ts';
 import { resolveEncryptionKey } from '../server/start.ts';
 import { statSync } from 'node:fs';
-import { startServer } from './harness/server-process.ts';
+import { PRODUCTION_RUNTIME, startServer } from './harness/server-process.ts';
 
 const DASHBOARD = 'dash_process_0123456789abcdef0123456789';
 const dirs: string[] = [];
@@ -78,6 +78,14 @@ describe('configuration', () => {
 });
 
 describe('a running server', () => {
+  test('the tests and the benchmark run the server with the same runtime settings as npm start', async () => {
+    const { scripts } = await Bun.file(new URL('../package.json', import.meta.url)).json();
+    const start: string = scripts.start;
+    for (const arg of PRODUCTION_RUNTIME.args) expect(start).toContain(` ${arg} `);
+    expect(start).toContain('NODE_ENV=production');
+    expect(start).toContain(`BUN_JSC_forceRAMSize=\${BUN_JSC_forceRAMSize:-${PRODUCTION_RUNTIME.env.BUN_JSC_forceRAMSize}}`);
+  });
+
   test('logs one JSON line per request without keys, and stops cleanly on SIGTERM', async () => {
     const server = await startServer({ DATA_DIR: tempDir(), DASHBOARD_KEYS: DASHBOARD });
     const created = await fetch(`${server.url}/api/keys`, {

@@ -15,103 +15,116 @@ export function isPartialDate(value: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
-const text = () => z.string().trim().min(1).max(10_000).nullish();
-const partialDate = () => z.string().refine(isPartialDate, 'must be a date: YYYY, YYYY-MM or YYYY-MM-DD').nullish();
-/** USD and share counts: whole, non-negative, exact in a JS number (trillions fit easily). */
-const wholeUsd = () => z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullish();
-const signedUsd = () => z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish();
-const count = () => z.number().int().min(0).max(100_000_000).nullish();
+/**
+ * The record's fields. `strict` is for what comes in (dataset files, the import CLI): content is
+ * checked (trimmed text, real dates, URLs, ranges). The API's detail output uses the same fields
+ * without the content checks (`strict` false): stored rows were checked on the way in, and re-checking
+ * ~60 fields on every response was a fifth of a billed company read. Types, nullability and
+ * integers are the same in both.
+ */
+function recordShape(strict: boolean) {
+  const text = () => (strict ? z.string().trim().min(1).max(10_000) : z.string()).nullish();
+  const name = () => (strict ? z.string().trim().min(1) : z.string());
+  const date = () => (strict ? z.string().refine(isPartialDate, 'must be a date: YYYY, YYYY-MM or YYYY-MM-DD') : z.string());
+  const url = () => (strict ? z.url({ protocol: /^https?$/ }) : z.string()).nullish();
+  /** USD and share counts: whole, non-negative, exact in a JS number (trillions fit easily). */
+  const wholeUsd = () => (strict ? z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) : z.number().int()).nullish();
+  const signedUsd = () => (strict ? z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER) : z.number().int()).nullish();
+  const wholeIn = (min: number, max: number) => (strict ? z.number().int().min(min).max(max) : z.number().int()).nullish();
 
-export const productSchema = z.looseObject({
-  name: z.string().trim().min(1),
-  description: z.string().nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
-});
+  const product = z.looseObject({
+    name: name(),
+    description: z.string().nullish(),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
+  });
+  const fundingRound = z.object({
+    date: date(),
+    roundType: z.string().nullish(),
+    amount: wholeUsd(),
+    valuation: wholeUsd(),
+    pricePerShare: (strict ? z.number().min(0) : z.number()).nullish(),
+  });
+  const subsidiary = z.object({
+    name: name(),
+    type: z.string().nullish(),
+    acquiredDate: date().nullish(),
+    amount: wholeUsd(),
+  });
+  const extra = z.looseObject({
+    lastFundingRound: z.string().nullish(),
+    lastFundingDate: date().nullish(),
+    keyInvestors: z.array(z.string()).nullish(),
+  });
 
-export const fundingRoundSchema = z.object({
-  date: z.string().refine(isPartialDate, 'must be a date: YYYY, YYYY-MM or YYYY-MM-DD'),
-  roundType: z.string().nullish(),
-  amount: wholeUsd(),
-  valuation: wholeUsd(),
-  pricePerShare: z.number().min(0).nullish(),
-});
+  return {
+    sourceId: strict ? z.string().regex(/^[a-z0-9][a-z0-9-]{0,127}$/, 'must be a lowercase slug: a-z, 0-9 and -') : z.string(),
+    name: strict ? z.string().trim().min(1).max(200) : z.string(),
+    registeredName: text(),
+    companyType: text(),
+    status: text(),
+    operationalStatus: text(),
+    listingStatus: text(),
+    ipoDate: date().nullish(),
+    website: url(),
+    headquartersCity: text(),
+    headquartersRegion: text(),
+    headquartersCountry: text(),
+    headquartersAddress: text(),
+    industry: text(),
+    description: text(),
+    foundedYear: wholeIn(1800, new Date().getUTCFullYear()),
+    employees: wholeIn(1, 10_000_000),
+    employeesAsOf: date().nullish(),
+    sicCode: (strict ? z.string().regex(/^\d{4}$/, 'must be a 4-digit SIC code') : z.string()).nullish(),
+    sicDescription: text(),
+    ceo: text(),
+    ceoTitle: text(),
+    coo: text(),
+    cooTitle: text(),
+    cfo: text(),
+    cfoTitle: text(),
+    boardMembers: z.array(name()).nullish(),
+    marketSegments: z.array(name()).nullish(),
+    addedSegments2026: text(),
+    addedSegmentsNote: text(),
+    emergingMarket: text(),
+    marketPeers: wholeIn(0, 100_000_000),
+    backingType: text(),
+    valuationUsd: wholeUsd(),
+    valuationAsOf: date().nullish(),
+    valuationStepUpMultiple: (strict ? z.number().positive() : z.number()).nullish(),
+    valuationStepUpDescription: text(),
+    totalFundingUsd: wholeUsd(),
+    lastFundingAmountUsd: wholeUsd(),
+    lastFundingDate: date().nullish(),
+    lastFundingRoundType: text(),
+    lastFundingRoundNumber: wholeIn(1, 1000),
+    lastFundingRoundStatus: text(),
+    lastFundingPreMoneyValuationUsd: wholeUsd(),
+    lastFundingRoundStructure: text(),
+    lastFundingRoundStrategicPurpose: text(),
+    lastFundingRoundNewInvestor: text(),
+    lastFundingEstPricePerShareUsd: (strict ? z.number().min(0) : z.number()).nullish(),
+    totalFundingRounds: wholeIn(0, 1000),
+    numberDilutedShares: wholeUsd(),
+    knownDebtUsd: wholeUsd(),
+    fy2025RevenueUsd: wholeUsd(),
+    fy2025EbitdaNormalizedUsd: signedUsd(),
+    fy2026RevenueUsd: wholeUsd(),
+    fy2027RevenueUsd: wholeUsd(),
+    products: z.array(product).nullish(),
+    fundingHistory: z.array(fundingRound).nullish(),
+    subsidiariesAndAcquisitions: z.array(subsidiary).nullish(),
+    extra: extra.nullish(),
+    referenceUrl: url(),
+  };
+}
 
-export const subsidiarySchema = z.object({
-  name: z.string().trim().min(1),
-  type: z.string().nullish(),
-  acquiredDate: partialDate(),
-  amount: wholeUsd(),
-});
+/** Every field of a record except the service's own (id, createdAt, updatedAt), content checked. */
+export const companyRecordSchema = z.strictObject(recordShape(true));
 
-export const extraSchema = z.looseObject({
-  lastFundingRound: z.string().nullish(),
-  lastFundingDate: partialDate(),
-  keyInvestors: z.array(z.string()).nullish(),
-});
-
-/** Every field of a record except the service's own (id, createdAt, updatedAt). */
-export const companyRecordSchema = z.strictObject({
-  sourceId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,127}$/, 'must be a lowercase slug: a-z, 0-9 and -'),
-  name: z.string().trim().min(1).max(200),
-  registeredName: text(),
-  companyType: text(),
-  status: text(),
-  operationalStatus: text(),
-  listingStatus: text(),
-  ipoDate: partialDate(),
-  website: z.url({ protocol: /^https?$/ }).nullish(),
-  headquartersCity: text(),
-  headquartersRegion: text(),
-  headquartersCountry: text(),
-  headquartersAddress: text(),
-  industry: text(),
-  description: text(),
-  foundedYear: z.number().int().min(1800).max(new Date().getUTCFullYear()).nullish(),
-  employees: z.number().int().min(1).max(10_000_000).nullish(),
-  employeesAsOf: partialDate(),
-  sicCode: z.string().regex(/^\d{4}$/, 'must be a 4-digit SIC code').nullish(),
-  sicDescription: text(),
-  ceo: text(),
-  ceoTitle: text(),
-  coo: text(),
-  cooTitle: text(),
-  cfo: text(),
-  cfoTitle: text(),
-  boardMembers: z.array(z.string().trim().min(1)).nullish(),
-  marketSegments: z.array(z.string().trim().min(1)).nullish(),
-  addedSegments2026: text(),
-  addedSegmentsNote: text(),
-  emergingMarket: text(),
-  marketPeers: count(),
-  backingType: text(),
-  valuationUsd: wholeUsd(),
-  valuationAsOf: partialDate(),
-  valuationStepUpMultiple: z.number().positive().nullish(),
-  valuationStepUpDescription: text(),
-  totalFundingUsd: wholeUsd(),
-  lastFundingAmountUsd: wholeUsd(),
-  lastFundingDate: partialDate(),
-  lastFundingRoundType: text(),
-  lastFundingRoundNumber: z.number().int().min(1).max(1000).nullish(),
-  lastFundingRoundStatus: text(),
-  lastFundingPreMoneyValuationUsd: wholeUsd(),
-  lastFundingRoundStructure: text(),
-  lastFundingRoundStrategicPurpose: text(),
-  lastFundingRoundNewInvestor: text(),
-  lastFundingEstPricePerShareUsd: z.number().min(0).nullish(),
-  totalFundingRounds: z.number().int().min(0).max(1000).nullish(),
-  numberDilutedShares: wholeUsd(),
-  knownDebtUsd: wholeUsd(),
-  fy2025RevenueUsd: wholeUsd(),
-  fy2025EbitdaNormalizedUsd: signedUsd(),
-  fy2026RevenueUsd: wholeUsd(),
-  fy2027RevenueUsd: wholeUsd(),
-  products: z.array(productSchema).nullish(),
-  fundingHistory: z.array(fundingRoundSchema).nullish(),
-  subsidiariesAndAcquisitions: z.array(subsidiarySchema).nullish(),
-  extra: extraSchema.nullish(),
-  referenceUrl: z.url({ protocol: /^https?$/ }).nullish(),
-});
+/** The same fields as the API answers them: shapes and types, without re-checking stored content. */
+export const companyRecordShape = recordShape(false);
 
 export type CompanyRecord = z.infer<typeof companyRecordSchema>;
 export const COMPANY_FIELDS = Object.keys(companyRecordSchema.shape) as Array<keyof CompanyRecord>;

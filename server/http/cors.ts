@@ -19,8 +19,8 @@ const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 export type CorsVerdict =
   | { kind: 'no-origin' }
   | { kind: 'forbidden'; origin: string }
-  | { kind: 'preflight'; headers: Headers }
-  | { kind: 'allowed'; headers: Headers };
+  | { kind: 'preflight'; headers: Record<string, string> }
+  | { kind: 'allowed'; headers: Record<string, string> };
 
 export function createCorsPolicy(allowedOrigins: string[]) {
   const allowed = new Set(allowedOrigins);
@@ -29,14 +29,14 @@ export function createCorsPolicy(allowedOrigins: string[]) {
     const origin = request.headers.get('origin');
     if (origin === null) return { kind: 'no-origin' };
     if (!allowed.has(origin) && origin !== url.origin) return { kind: 'forbidden', origin };
-    const headers = new Headers({ 'Access-Control-Allow-Origin': origin, Vary: 'Origin' });
+    const headers: Record<string, string> = { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
     if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) {
-      headers.set('Access-Control-Allow-Methods', ALLOWED_METHODS);
-      headers.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-      headers.set('Access-Control-Max-Age', '600');
+      headers['Access-Control-Allow-Methods'] = ALLOWED_METHODS;
+      headers['Access-Control-Allow-Headers'] = ALLOWED_HEADERS;
+      headers['Access-Control-Max-Age'] = '600';
       return { kind: 'preflight', headers };
     }
-    headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    headers['Access-Control-Expose-Headers'] = EXPOSED_HEADERS;
     return { kind: 'allowed', headers };
   };
 }

@@ -1,19 +1,22 @@
 /**
  * Runs a built tRPC procedure's middleware chain — the base procedure's middleware, the input and
- * output validators, the resolver — exactly as tRPC's own procedure caller does (same options, same
- * `next` semantics, same error wrapping), for the REST bridge.
+ * output validators, the resolver — with tRPC's own semantics (same options, same `next` rules, same
+ * errors), for the REST bridge. Compiled once per procedure when the route table is built.
  *
  * Why not call the procedure itself: tRPC's caller copies the call options with a transpiled object
- * spread (`getOwnPropertyDescriptors` + `defineProperties`) twice per layer; on /api/pricing that was
- * ~40% of the request. Native spreads do the same copy several times faster. The middleware list is
- * tRPC's (`_def.middlewares`), so /api and /trpc can never run different rules; the tests call every
- * route through both transports. Pinned to @trpc/server 11.x's calling convention.
+ * spread (`getOwnPropertyDescriptors` + `defineProperties`) twice per layer, and its input and output
+ * validator middlewares spread again; on /api/pricing those copies were ~40% of the request. Here the
+ * copies are native spreads, and the validator layers tRPC marks (`_type` 'input' / 'output') run the
+ * same parse functions (`getParseFn` of the same schemas, `_def.inputs` / `_def.output`) without
+ * their copies. Every other middleware is tRPC's own function, so /api and /trpc can never run
+ * different rules; the tests call every route through both transports. Pinned to @trpc/server 11.x.
  */
 import { getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
+import { getParseFn, isObject } from '@trpc/server/unstable-core-do-not-import';
 import type { RequestContext } from '../trpc/context.ts';
 
 /** What a middleware of a built procedure receives (tRPC 11's MiddlewareFunction options). */
-interface CallOptions {
+export interface CallOptions {
   ctx: RequestContext;
   path: string;
   type: 'query' | 'mutation';
@@ -30,36 +33,79 @@ interface NextOptions {
 }
 
 type MiddlewareResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
-type Middleware = (opts: CallOptions & { meta: unknown; next(nextOpts?: NextOptions): Promise<MiddlewareResult> }) => Promise<MiddlewareResult>;
+type Middleware = ((opts: CallOptions & { meta: unknown; next(nextOpts?: NextOptions): Promise<MiddlewareResult> }) => Promise<MiddlewareResult>) & {
+  _type?: string;
+};
 
 export interface ProcedureDefinition {
-  _def: { middlewares: Middleware[]; meta?: unknown };
+  _def: { middlewares: Middleware[]; meta?: unknown; inputs: unknown[]; output?: unknown };
 }
 
-export async function runProcedure(procedure: ProcedureDefinition, call: CallOptions): Promise<unknown> {
-  const { middlewares, meta } = procedure._def;
+type Parse = (value: unknown) => unknown;
+type Layer = { kind: 'input'; parse: Parse } | { kind: 'output'; parse: Parse } | { kind: 'middleware'; fn: Middleware };
+
+/** The procedure as a function of its call options, resolving to the resolver's data or throwing a TRPCError. */
+export type CompiledProcedure = (call: CallOptions) => Promise<unknown>;
+
+export function compileProcedure(procedure: ProcedureDefinition): CompiledProcedure {
+  const { middlewares, meta, inputs, output } = procedure._def;
+  let inputIndex = 0;
+  const layers: Layer[] = middlewares.map((fn): Layer => {
+    if (fn._type === 'input') return { kind: 'input', parse: getParseFn(inputs[inputIndex++] as never) as Parse };
+    if (fn._type === 'output') return { kind: 'output', parse: getParseFn(output as never) as Parse };
+    return { kind: 'middleware', fn };
+  });
+  if (inputIndex !== inputs.length) throw new Error('procedure-runner: input validators and _def.inputs disagree (tRPC version?)');
+
+  async function runLayer(layer: Layer, index: number, opts: CallOptions): Promise<MiddlewareResult> {
+    switch (layer.kind) {
+      case 'input': {
+        let parsed: unknown;
+        try {
+          parsed = await layer.parse(await opts.getRawInput());
+        } catch (cause) {
+          throw new TRPCError({ code: 'BAD_REQUEST', cause });
+        }
+        const input = isObject(opts.input) && isObject(parsed) ? { ...opts.input, ...parsed } : parsed;
+        return step(index + 1, { ...opts, input });
+      }
+      case 'output': {
+        const result = await step(index + 1, opts);
+        if (!result.ok) return result;
+        try {
+          return { ok: true, data: await layer.parse(result.data) };
+        } catch (cause) {
+          throw new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause });
+        }
+      }
+      case 'middleware':
+        return layer.fn({
+          ...opts,
+          meta,
+          next(nextOpts) {
+            return step(index + 1, {
+              ...opts,
+              ctx: nextOpts?.ctx ? ({ ...opts.ctx, ...nextOpts.ctx } as RequestContext) : opts.ctx,
+              input: nextOpts && 'input' in nextOpts ? nextOpts.input : opts.input,
+              getRawInput: nextOpts?.getRawInput ?? opts.getRawInput,
+            });
+          },
+        });
+    }
+  }
 
   async function step(index: number, opts: CallOptions): Promise<MiddlewareResult> {
     try {
-      return await middlewares[index]!({
-        ...opts,
-        meta,
-        next(nextOpts) {
-          return step(index + 1, {
-            ...opts,
-            ctx: nextOpts?.ctx ? ({ ...opts.ctx, ...nextOpts.ctx } as RequestContext) : opts.ctx,
-            input: nextOpts && 'input' in nextOpts ? nextOpts.input : opts.input,
-            getRawInput: nextOpts?.getRawInput ?? opts.getRawInput,
-          });
-        },
-      });
+      return await runLayer(layers[index]!, index, opts);
     } catch (cause) {
       return { ok: false, error: getTRPCErrorFromUnknown(cause) };
     }
   }
 
-  const result = await step(0, call);
-  if (!result) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'No result from middlewares' });
-  if (!result.ok) throw result.error;
-  return result.data;
+  return async (call) => {
+    const result = await step(0, call);
+    if (!result) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'No result from middlewares' });
+    if (!result.ok) throw result.error;
+    return result.data;
+  };
 }

@@ -11,7 +11,6 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 import { jsonText } from '../lib/reusable-json.ts';
-import { runProcedure } from './procedure-runner.ts';
 import type { RequestContext } from '../trpc/context.ts';
 import { RouteTable } from './route-table.ts';
 
@@ -20,7 +19,9 @@ export const REST_PREFIX = '/api';
 const TRANSPORT_PARAMS = new Set(['apiKey']);
 
 export interface RestOutcome {
-  response: Response;
+  status: number;
+  /** JSON text. */
+  body: string;
   /** Set when the request failed; the caller logs 5xx causes. */
   error?: { body: PublicError; cause: unknown };
 }
@@ -35,12 +36,12 @@ export function createRestBridge(router: AnyTRPCRouter) {
       if (!match) {
         const allowed = table.allowedMethods(path);
         if (allowed.length === 0) throw new ApiError('NOT_FOUND', `No route ${request.method} ${ctx.path}`);
-        ctx.resHeaders.set('Allow', allowed.join(', '));
+        ctx.resHeaders['Allow'] = allowed.join(', ');
         throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${ctx.path}; use ${allowed.join(' or ')}`);
       }
       const input = { ...(await readInput(request, ctx, maxBodyBytes)), ...decodeParams(match.params) };
       // The same call tRPC's own caller makes, minus its per-request proxy, path lookup and slow copies.
-      const data = await runProcedure(match.route.procedure, {
+      const data = await match.route.run({
         ctx,
         path: match.route.procedurePath,
         type: match.route.type,
@@ -48,12 +49,10 @@ export function createRestBridge(router: AnyTRPCRouter) {
         signal: undefined,
         batchIndex: 0,
       });
-      return {
-        response: new Response(jsonText(data), { status: match.route.meta.successStatus ?? 200, headers: { 'content-type': 'application/json' } }),
-      };
+      return { status: match.route.meta.successStatus ?? 200, body: jsonText(data) };
     } catch (cause) {
       const body = toPublicError(cause, ctx.requestId);
-      return { response: Response.json(body, { status: body.status }), error: { body, cause } };
+      return { status: body.status, body: JSON.stringify(body), error: { body, cause } };
     }
   }
 
@@ -74,11 +73,12 @@ function decodeParams(params: Record<string, string>): Record<string, string> {
 
 async function readInput(request: Request, ctx: RequestContext, maxBodyBytes: number): Promise<Record<string, unknown>> {
   if (request.method === 'GET' || request.method === 'DELETE') {
-    const query: Record<string, string | string[]> = {};
-    for (const name of new Set(ctx.query.keys())) {
+    // No prototype: a parameter named `constructor` or `__proto__` is just an unknown parameter.
+    const query: Record<string, string | string[]> = Object.create(null);
+    for (const [name, value] of ctx.query) {
       if (TRANSPORT_PARAMS.has(name)) continue;
-      const values = ctx.query.getAll(name);
-      query[name] = values.length === 1 ? values[0]! : values;
+      const seen = query[name];
+      query[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
     }
     return query;
   }

@@ -7,7 +7,7 @@
  */
 import type { AnyTRPCRouter } from '@trpc/server';
 import { forEachOpenApiProcedure, normalizePath } from 'trpc-to-openapi';
-import type { ProcedureDefinition } from './procedure-runner.ts';
+import { compileProcedure, type CompiledProcedure, type ProcedureDefinition } from './procedure-runner.ts';
 import type { RouteMeta } from '../trpc/init.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -20,8 +20,8 @@ export interface Route {
   procedurePath: string;
   type: 'query' | 'mutation';
   meta: RouteMeta;
-  /** The procedure itself, resolved once: the bridge runs it directly (no caller proxy per request). */
-  procedure: ProcedureDefinition;
+  /** The procedure, compiled once: the bridge runs it directly (no caller proxy per request). */
+  run: CompiledProcedure;
   segments: Array<{ literal: string } | { param: string }>;
 }
 
@@ -53,6 +53,10 @@ function bySpecificity(a: Route, b: Route): number {
 
 export class RouteTable {
   readonly routes: Route[] = [];
+  /** `GET /pricing` → its route, for templates without parameters (most requests). */
+  private readonly staticRoutes = new Map<string, Route>();
+  /** `GET 2` → the routes of that method and segment count, most specific first. */
+  private readonly candidates = new Map<string, Route[]>();
 
   constructor(router: AnyTRPCRouter) {
     forEachOpenApiProcedure<RouteMeta>(router._def.procedures, ({ path, type, meta, procedure }) => {
@@ -64,19 +68,26 @@ export class RouteTable {
         procedurePath: path,
         type,
         meta,
-        procedure: procedure as unknown as ProcedureDefinition,
+        run: compileProcedure(procedure as unknown as ProcedureDefinition),
         segments: parseTemplate(template),
       });
     });
     this.routes.sort(bySpecificity);
     this.assertNoAmbiguity();
+    for (const route of this.routes) {
+      if (route.segments.every((s) => 'literal' in s)) this.staticRoutes.set(`${route.method} ${route.segments.map((s) => (s as { literal: string }).literal).join('/')}`, route);
+      const bucket = `${route.method} ${route.segments.length}`;
+      this.candidates.set(bucket, [...(this.candidates.get(bucket) ?? []), route]);
+    }
   }
 
   /** Matches a path (relative to /api, not yet decoded) for one method. */
   match(method: string, path: string): RouteMatch | undefined {
     const parts = path.split('/').filter(Boolean);
-    for (const route of this.routes) {
-      if (route.method !== method || route.segments.length !== parts.length) continue;
+    // A literal always beats a parameter, so an exact static match is the most specific one.
+    const exact = this.staticRoutes.get(`${method} ${parts.join('/')}`);
+    if (exact) return { route: exact, params: {} };
+    for (const route of this.candidates.get(`${method} ${parts.length}`) ?? []) {
       const params = matchSegments(route, parts);
       if (params) return { route, params };
     }

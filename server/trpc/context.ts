@@ -14,8 +14,11 @@ export interface RequestContext {
   query: URLSearchParams;
   clientIp: string;
   requestId: string;
-  /** Headers any middleware or procedure adds to the response (RateLimit-*, Retry-After, …). */
-  resHeaders: Headers;
+  /**
+   * Headers any middleware or procedure adds to the response (RateLimit-*, Retry-After, …), by their
+   * canonical name. A plain object: the response is built with every header at once.
+   */
+  resHeaders: Record<string, string>;
   /** What this request was billed; `billable` is set by billed procedures even when they fail. */
   billing: { billable: boolean; chargedMicros: number };
   /** Fields for the request log line, filled in as the request is understood. */
@@ -40,7 +43,7 @@ export function createRequestContext(services: Services, info: RequestInfo, logF
     query: info.url.searchParams,
     clientIp: info.clientIp,
     requestId: info.requestId,
-    resHeaders: new Headers(),
+    resHeaders: {},
     billing: { billable: false, chargedMicros: 0 },
     logFields,
   };

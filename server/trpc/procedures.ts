@@ -46,11 +46,11 @@ async function takeToken(ctx: RequestContext, bucket: string, rule: RateRule): P
 /** RateLimit-* headers for a decision, and for a refusal Retry-After and the 429 itself. */
 function applyDecision(ctx: RequestContext, decision: RateDecision | null) {
   if (!decision) return;
-  ctx.resHeaders.set('RateLimit-Limit', String(decision.limit));
-  ctx.resHeaders.set('RateLimit-Remaining', String(decision.remaining));
-  ctx.resHeaders.set('RateLimit-Reset', String(decision.resetSeconds));
+  ctx.resHeaders['RateLimit-Limit'] = String(decision.limit);
+  ctx.resHeaders['RateLimit-Remaining'] = String(decision.remaining);
+  ctx.resHeaders['RateLimit-Reset'] = String(decision.resetSeconds);
   if (!decision.allowed) {
-    ctx.resHeaders.set('Retry-After', String(decision.retryAfterSeconds));
+    ctx.resHeaders['Retry-After'] = String(decision.retryAfterSeconds);
     throw new ApiError('RATE_LIMITED', `Too many requests; retry after ${decision.retryAfterSeconds}s and back off exponentially`);
   }
 }

@@ -24,6 +24,7 @@ import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/lib/logger.ts';
 import { MemoryRateLimiter } from '../../server/ratelimit/rate-limiter.ts';
 import { createServices } from '../../server/services.ts';
+import { PRODUCTION_RUNTIME } from '../harness/server-process.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -91,7 +92,7 @@ function serverEnv(port: number): Record<string, string> {
   return {
     PATH: process.env.PATH!,
     HOME: process.env.HOME ?? '/tmp',
-    NODE_ENV: 'production',
+    ...PRODUCTION_RUNTIME.env,
     PORT: String(port),
     HOST: '127.0.0.1',
     DATABASE_URL: benchUrl,
@@ -217,8 +218,8 @@ async function main() {
   const bareRss = rssMb(bare.pid);
   bare.stop();
 
-  // As `npm start` runs it (--smol: a tighter heap, same throughput, ~30 MB less RSS under load).
-  const server = await startOnCore1(['--smol', 'server/main.ts'], serverEnv(18081), 18081);
+  // As `npm start` runs it (PRODUCTION_RUNTIME: --smol and the heap's memory budget).
+  const server = await startOnCore1([...PRODUCTION_RUNTIME.args, 'server/main.ts'], serverEnv(18081), 18081);
   const rows: string[] = [];
   const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
   rows.push(`| bare Bun.serve JSON hello | — | ${fmt(baseline.rps)} | 1.00 | ${fmt(baseline.p50, 2)} | ${fmt(baseline.p99, 2)} | 0 | ${fmt(bareRss)} |`);

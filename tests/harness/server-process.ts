@@ -10,11 +10,18 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
+/**
+ * The runtime settings `npm start` uses (package.json; tests/server.test.ts keeps the two equal):
+ * --smol, and the memory JSC sizes its heap for (by default it assumes all of the machine's RAM and
+ * lets the heap double between collections).
+ */
+export const PRODUCTION_RUNTIME = { args: ['--smol'], env: { NODE_ENV: 'production', BUN_JSC_forceRAMSize: '536870912' } };
+
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = Bun.spawn([process.execPath, 'server/main.ts'], {
+  const child = Bun.spawn([process.execPath, ...PRODUCTION_RUNTIME.args, 'server/main.ts'], {
     cwd: new URL('../..', import.meta.url).pathname,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', ...env },
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...PRODUCTION_RUNTIME.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   });
