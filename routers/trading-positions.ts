@@ -2,8 +2,8 @@
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import { syncPositions } from '../server/trading/position-sync.ts';
-import { bandsOf, getPosition, listPositions, realizedOf } from '../server/trading/queries.ts';
-import { positionDetail, positionSummary, positionValue } from '../server/trading/views.ts';
+import { bandsOf, getPosition, positionSummaries, realizedOf } from '../server/trading/queries.ts';
+import { bestBids, positionDetail, positionSummary, positionValue } from '../server/trading/views.ts';
 import { router } from '../server/trpc/init.ts';
 import { userProcedure } from '../server/trpc/procedures.ts';
 import { isoString, optionalParams, wholeNumber } from './params.ts';
@@ -24,11 +24,9 @@ export const tradingPositionsRouter = router({
     )
     .output(z.object({ positions: z.array(summaryShape) }))
     .query(async ({ ctx, input }) => {
-      const db = ctx.services.database.db;
-      const rows = await listPositions(db, ctx.user, input);
-      const ids = rows.map((r) => r.id);
-      const [bands, realized, snapshot] = await Promise.all([bandsOf(db, ids), realizedOf(db, ctx.user, ids), ctx.services.marketData.snapshot()]);
-      return { positions: rows.map((p) => positionSummary(p, bands.get(p.id)!, snapshot.books, realized.get(p.id) ?? 0)) };
+      const snapshot = await ctx.services.marketData.snapshot();
+      const rows = await positionSummaries(ctx.services.database.db, ctx.user, input, bestBids(snapshot.books));
+      return { positions: rows.map((r) => positionSummary(r.position, r.totals, r.realizedMicros)) };
     }),
 
   sync: userProcedure

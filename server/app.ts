@@ -24,7 +24,7 @@ import { createRequestContext, type RequestContext } from './trpc/context.ts';
 /** What the outer wrapper knows about a request before Elysia routes it. */
 interface RequestScope {
   requestId: string;
-  clientIp: string;
+  clientIp: () => string;
   url: URL;
   logFields: RequestContext['logFields'];
   /** Set by the /api and /trpc handlers for the cost header and the error log. */
@@ -39,8 +39,11 @@ interface RequestScope {
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 export interface HandleOptions {
-  /** The socket peer address, from Bun's server.requestIP. */
-  clientIp?: string;
+  /**
+   * The socket peer address, or how to get it (Bun's server.requestIP costs a system call, so the
+   * server passes a function and only public routes, limited per IP, call it).
+   */
+  clientIp?: string | (() => string | undefined);
 }
 
 export function createApp(services: Services) {
@@ -104,16 +107,20 @@ export function createApp(services: Services) {
       { parse: 'none' },
     );
 
-  function clientIpOf(request: Request, peer: string | undefined): string {
-    if (config.trustProxy) {
-      const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
-      if (forwarded) return forwarded;
-    }
-    return peer ?? 'unknown';
+  /** The client address, computed once on first use. */
+  function clientIpOf(request: Request, peer: HandleOptions['clientIp']): () => string {
+    let known: string | undefined;
+    return () => {
+      if (known !== undefined) return known;
+      const forwarded = config.trustProxy ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+      return (known = forwarded || (typeof peer === 'function' ? peer() : peer) || 'unknown');
+    };
   }
 
+  const logRequests = logger.enabled('info');
+
   async function handle(request: Request, options: HandleOptions = {}): Promise<Response> {
-    const started = performance.now();
+    const started = logRequests ? performance.now() : 0;
     const presentedId = request.headers.get('x-request-id');
     const url = new URL(request.url);
     const scope: RequestScope = {
@@ -148,14 +155,16 @@ export function createApp(services: Services) {
         logger.error('request failed', { requestId: scope.requestId, code: failure.body.code, error: describeError(failure.cause) });
       }
     }
-    logger.info('request', {
-      method: request.method,
-      path: url.pathname,
-      status: response.status,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
-      requestId: scope.requestId,
-      accountId: scope.logFields.accountId ?? null,
-    });
+    if (logRequests) {
+      logger.info('request', {
+        method: request.method,
+        path: url.pathname,
+        status: response.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        requestId: scope.requestId,
+        accountId: scope.logFields.accountId ?? null,
+      });
+    }
     return response;
   }
 

@@ -22,7 +22,7 @@ const server = Bun.serve({
   port: config.port,
   hostname: config.host,
   maxRequestBodySize: config.maxBodyBytes,
-  fetch: (request, srv) => app.handle(request, { clientIp: srv.requestIP(request)?.address }),
+  fetch: (request, srv) => app.handle(request, { clientIp: () => srv.requestIP(request)?.address }),
 });
 services.logger.info('listening', {
   url: `http://${config.host}:${server.port}`,

@@ -138,7 +138,12 @@ export const trades = pgTable(
     realizedPnlMicros: micros('realized_pnl_micros').notNull(),
     createdAt: at('created_at').notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('trades_order_idx').on(t.orderId), index('trades_user_idx').on(t.accountId, t.userId, t.createdAt)],
+  (t) => [
+    uniqueIndex('trades_order_idx').on(t.orderId),
+    index('trades_user_idx').on(t.accountId, t.userId, t.createdAt),
+    // Realised P&L per position (the position list and detail) reads only that position's trades.
+    index('trades_position_idx').on(t.positionId),
+  ],
 );
 
 /**

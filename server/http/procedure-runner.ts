@@ -47,6 +47,11 @@ type Layer = { kind: 'input'; parse: Parse } | { kind: 'output'; parse: Parse } 
 /** The procedure as a function of its call options, resolving to the resolver's data or throwing a TRPCError. */
 export type CompiledProcedure = (call: CallOptions) => Promise<unknown>;
 
+/** A copy of the call options with a new context, input and raw input (one fixed shape: no spreads). */
+function withOptions(opts: CallOptions, ctx: RequestContext, input: unknown, getRawInput: () => Promise<unknown>): CallOptions {
+  return { ctx, path: opts.path, type: opts.type, input, getRawInput, signal: opts.signal, batchIndex: opts.batchIndex };
+}
+
 export function compileProcedure(procedure: ProcedureDefinition): CompiledProcedure {
   const { middlewares, meta, inputs, output } = procedure._def;
   let inputIndex = 0;
@@ -67,7 +72,7 @@ export function compileProcedure(procedure: ProcedureDefinition): CompiledProced
           throw new TRPCError({ code: 'BAD_REQUEST', cause });
         }
         const input = isObject(opts.input) && isObject(parsed) ? { ...opts.input, ...parsed } : parsed;
-        return step(index + 1, { ...opts, input });
+        return step(index + 1, withOptions(opts, opts.ctx, input, opts.getRawInput));
       }
       case 'output': {
         const result = await step(index + 1, opts);
@@ -80,15 +85,25 @@ export function compileProcedure(procedure: ProcedureDefinition): CompiledProced
       }
       case 'middleware':
         return layer.fn({
-          ...opts,
+          ctx: opts.ctx,
+          path: opts.path,
+          type: opts.type,
+          input: opts.input,
+          getRawInput: opts.getRawInput,
+          signal: opts.signal,
+          batchIndex: opts.batchIndex,
           meta,
           next(nextOpts) {
-            return step(index + 1, {
-              ...opts,
-              ctx: nextOpts?.ctx ? ({ ...opts.ctx, ...nextOpts.ctx } as RequestContext) : opts.ctx,
-              input: nextOpts && 'input' in nextOpts ? nextOpts.input : opts.input,
-              getRawInput: nextOpts?.getRawInput ?? opts.getRawInput,
-            });
+            if (!nextOpts) return step(index + 1, opts);
+            return step(
+              index + 1,
+              withOptions(
+                opts,
+                nextOpts.ctx ? ({ ...opts.ctx, ...nextOpts.ctx } as RequestContext) : opts.ctx,
+                'input' in nextOpts ? nextOpts.input : opts.input,
+                nextOpts.getRawInput ?? opts.getRawInput,
+              ),
+            );
           },
         });
     }

@@ -75,7 +75,7 @@ export class RouteTable {
     this.routes.sort(bySpecificity);
     this.assertNoAmbiguity();
     for (const route of this.routes) {
-      if (route.segments.every((s) => 'literal' in s)) this.staticRoutes.set(`${route.method} ${route.segments.map((s) => (s as { literal: string }).literal).join('/')}`, route);
+      if (route.segments.every((s) => 'literal' in s)) this.staticRoutes.set(`${route.method} ${route.template}`, route);
       const bucket = `${route.method} ${route.segments.length}`;
       this.candidates.set(bucket, [...(this.candidates.get(bucket) ?? []), route]);
     }
@@ -83,10 +83,10 @@ export class RouteTable {
 
   /** Matches a path (relative to /api, not yet decoded) for one method. */
   match(method: string, path: string): RouteMatch | undefined {
-    const parts = path.split('/').filter(Boolean);
     // A literal always beats a parameter, so an exact static match is the most specific one.
-    const exact = this.staticRoutes.get(`${method} ${parts.join('/')}`);
+    const exact = this.staticRoutes.get(`${method} ${path}`);
     if (exact) return { route: exact, params: {} };
+    const parts = path.split('/').filter(Boolean);
     for (const route of this.candidates.get(`${method} ${parts.length}`) ?? []) {
       const params = matchSegments(route, parts);
       if (params) return { route, params };

@@ -7,6 +7,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether lines of this level are written (so a hot path can skip building their fields). */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean;
 }
 
 export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
@@ -14,5 +16,5 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     if (rank[lvl] < rank[level]) return;
     write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
   };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), enabled: (lvl) => rank[lvl] >= rank[level] };
 }

@@ -17,7 +17,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  take(bucket: string, rule: RateRule): Promise<RateDecision>;
+  /** In-process limiters answer synchronously (no promise hop per request); Redis answers later. */
+  take(bucket: string, rule: RateRule): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -40,17 +41,23 @@ export function decide(tokensBefore: number, rule: RateRule): { tokens: number; 
 /** One process's buckets. Idle buckets are full again after burst/rps seconds, so they are dropped. */
 export class MemoryRateLimiter implements RateLimiter {
   private buckets = new Map<string, { tokens: number; at: number }>();
+  // (Bucket state is updated in place: one allocation per new bucket, not per request.)
   private lastSweep = 0;
 
   constructor(private now: () => number = () => performance.now()) {}
 
-  async take(bucket: string, rule: RateRule): Promise<RateDecision> {
+  take(bucket: string, rule: RateRule): RateDecision {
     const now = this.now();
     this.sweep(now, rule);
     const state = this.buckets.get(bucket);
     const refilled = state ? Math.min(rule.burst, state.tokens + ((now - state.at) / 1000) * rule.rps) : rule.burst;
     const { tokens, decision } = decide(refilled, rule);
-    this.buckets.set(bucket, { tokens, at: now });
+    if (state) {
+      state.tokens = tokens;
+      state.at = now;
+    } else {
+      this.buckets.set(bucket, { tokens, at: now });
+    }
     return decision;
   }
 

@@ -1,10 +1,19 @@
 /** Reads of a user's positions, orders and trades. Every query filters by (account, user). */
-import { and, asc, count, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
+import { preparedSql } from '../../db/prepared.ts';
 import { orders, positionBands, positions, trades, type OrderStatus, type PositionStatus } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { OrderRow, PositionBandRow, PositionRow } from './records.ts';
+import type { BandTotals } from './views.ts';
 import type { TradingUser } from './settings.ts';
+
+/**
+ * `column = any($1)`: one array parameter, so the statement text is the same for any number of ids
+ * (an IN list of 200 placeholders was built by drizzle and parsed by the database on every call).
+ */
+const anyOf = (column: PgColumn, values: string[]) => sql`${column} = any(${sql.param(values)}::text[])`;
 
 export interface PositionFilter {
   status: PositionStatus | 'all';
@@ -12,23 +21,117 @@ export interface PositionFilter {
   limit: number;
 }
 
-export async function listPositions(db: Db, user: TradingUser, filter: PositionFilter): Promise<PositionRow[]> {
-  const where: SQL[] = [eq(positions.accountId, user.accountId), eq(positions.userId, user.userId)];
-  if (filter.status !== 'all') where.push(eq(positions.status, filter.status));
-  if (filter.eventId) where.push(eq(positions.eventId, filter.eventId));
-  return db
-    .select()
-    .from(positions)
-    .where(and(...where))
-    .orderBy(desc(positions.createdAt), desc(positions.id))
-    .limit(filter.limit);
+/** What a position summary shows of the position row. */
+export type SummaryPositionRow = Pick<PositionRow, 'id' | 'eventId' | 'side' | 'status' | 'unitsMicros' | 'createdAt' | 'closedAt'>;
+
+export interface PositionSummaryRow {
+  position: SummaryPositionRow;
+  totals: BandTotals;
+  realizedMicros: number;
 }
 
-/** Bands of many positions in one query. */
-export async function bandsOf(db: Db, positionIds: string[]): Promise<Map<string, PositionBandRow[]>> {
-  const byPosition = new Map(positionIds.map((id) => [id, [] as PositionBandRow[]]));
+interface SummaryRow {
+  id: string;
+  eventId: string;
+  side: PositionRow['side'];
+  status: PositionRow['status'];
+  unitsMicros: string | number;
+  createdAt: Date | string;
+  closedAt: Date | string | null;
+  target: string | number;
+  bought: string | number;
+  held: string | number;
+  entryCost: string | number;
+  cost: string | number;
+  value: string | number;
+  realized: string | number;
+}
+
+const asDate = (d: Date | string) => (d instanceof Date ? d : new Date(d));
+
+/**
+ * The user's positions, newest first, each with its bands added up and valued at `bids` (band id →
+ * best bid, micro-USD) and its realised P&L: ONE prepared statement, whatever the number of
+ * positions (the list is the user's hottest read; it used to be three queries and every band row).
+ * The value of a band is floor(shares × bid / 10^6), as views.valueOf computes it.
+ */
+export async function positionSummaries(db: Db, user: TradingUser, filter: PositionFilter, bids: Map<string, number>): Promise<PositionSummaryRow[]> {
+  const statement = preparedSql<SummaryRow>(
+    db,
+    'position_summaries',
+    sql`
+      with bids as (
+        select band_id, bid from unnest(${sql.placeholder('bandIds')}::text[], ${sql.placeholder('bids')}::bigint[]) as b(band_id, bid)
+      )
+      select p.id, p.event_id as "eventId", p.side, p.status, p.units_micros as "unitsMicros",
+             p.created_at as "createdAt", p.closed_at as "closedAt",
+             b.target, b.bought, b.held, b.entry_cost as "entryCost", b.cost, b.value,
+             coalesce(r.realized, 0) as realized
+        from positions p
+        cross join lateral (
+          select coalesce(sum(pb.target_micros), 0) as target, coalesce(sum(pb.bought_micros), 0) as bought,
+                 coalesce(sum(pb.shares_micros), 0) as held, coalesce(sum(pb.entry_cost_micros), 0) as entry_cost,
+                 coalesce(sum(pb.cost_micros), 0) as cost,
+                 coalesce(sum(floor(pb.shares_micros::numeric * coalesce(bids.bid, 0) / 1000000)), 0) as value
+            from position_bands pb left join bids on bids.band_id = pb.band_id
+           where pb.position_id = p.id
+        ) b
+        left join lateral (
+          select sum(t.realized_pnl_micros) as realized
+            from trades t
+           where t.account_id = p.account_id and t.user_id = p.user_id and t.position_id = p.id
+        ) r on true
+       where p.account_id = ${sql.placeholder('accountId')}::text and p.user_id = ${sql.placeholder('userId')}::text
+         and (${sql.placeholder('status')}::text = 'all' or p.status = ${sql.placeholder('status')}::text)
+         and (${sql.placeholder('eventId')}::text is null or p.event_id = ${sql.placeholder('eventId')}::text)
+       order by p.created_at desc, p.id desc
+       limit ${sql.placeholder('limit')}::int`,
+  );
+  const rows = await statement.execute({
+    bandIds: [...bids.keys()],
+    bids: [...bids.values()],
+    accountId: user.accountId,
+    userId: user.userId,
+    status: filter.status,
+    eventId: filter.eventId ?? null,
+    limit: filter.limit,
+  });
+  return rows.map((r) => ({
+    position: { id: r.id, eventId: r.eventId, side: r.side, status: r.status, unitsMicros: Number(r.unitsMicros), createdAt: asDate(r.createdAt), closedAt: r.closedAt === null ? null : asDate(r.closedAt) },
+    totals: {
+      targetMicros: Number(r.target),
+      boughtMicros: Number(r.bought),
+      heldMicros: Number(r.held),
+      entryCostMicros: Number(r.entryCost),
+      costMicros: Number(r.cost),
+      valueMicros: Number(r.value),
+    },
+    realizedMicros: Number(r.realized),
+  }));
+}
+
+/** The band columns that value a holding. */
+const valuedBandColumns = {
+  positionId: positionBands.positionId,
+  bandIndex: positionBands.bandIndex,
+  bandId: positionBands.bandId,
+  targetMicros: positionBands.targetMicros,
+  boughtMicros: positionBands.boughtMicros,
+  entryCostMicros: positionBands.entryCostMicros,
+  sharesMicros: positionBands.sharesMicros,
+  costMicros: positionBands.costMicros,
+};
+export type ValuedBandRow = Pick<PositionBandRow, keyof typeof valuedBandColumns>;
+
+/** Bands of many positions in one query (the columns that value them). */
+export async function bandsOf(db: Db, positionIds: string[]): Promise<Map<string, ValuedBandRow[]>> {
+  const byPosition = new Map(positionIds.map((id) => [id, [] as ValuedBandRow[]]));
   if (!positionIds.length) return byPosition;
-  const rows = await db.select().from(positionBands).where(inArray(positionBands.positionId, positionIds)).orderBy(asc(positionBands.positionId), asc(positionBands.bandIndex));
+  const rows = await db
+    .select(valuedBandColumns)
+    .from(positionBands)
+    .where(anyOf(positionBands.positionId, positionIds))
+    .orderBy(asc(positionBands.positionId), asc(positionBands.bandIndex));
   for (const row of rows) byPosition.get(row.positionId)!.push(row);
   return byPosition;
 }
@@ -39,7 +142,7 @@ export async function realizedOf(db: Db, user: TradingUser, positionIds: string[
   const rows = await db
     .select({ positionId: trades.positionId, pnl: sql<string>`sum(${trades.realizedPnlMicros})` })
     .from(trades)
-    .where(and(eq(trades.accountId, user.accountId), eq(trades.userId, user.userId), inArray(trades.positionId, positionIds)))
+    .where(and(eq(trades.accountId, user.accountId), eq(trades.userId, user.userId), anyOf(trades.positionId, positionIds)))
     .groupBy(trades.positionId);
   return new Map(rows.map((r) => [r.positionId, Number(r.pnl)]));
 }

@@ -6,7 +6,8 @@
 import type { EventWithBands } from '../events/queries.ts';
 import type { MarketSnapshot } from '../market/market-data.ts';
 import type { OrderBook } from '../venues/venue.ts';
-import type { OrderRow, PositionBandRow, PositionRow } from './records.ts';
+import type { SummaryPositionRow, ValuedBandRow } from './queries.ts';
+import type { OrderRow, PositionRow } from './records.ts';
 
 const MICRO = 1_000_000;
 /** Micro-units → a JSON number (USD or shares). */
@@ -16,8 +17,18 @@ const ratio = (a: number, b: number) => (b === 0 ? 0 : round6(a / b));
 const percent = (a: number, b: number) => (b === 0 ? 0 : round6((a / b) * 100));
 
 const bidOf = (book: OrderBook | undefined) => book?.bids[0]?.priceMicros ?? 0;
-/** shares × price in micro-USD, rounded down (a holding is never valued above what it fetches). */
-const valueOf = (sharesMicros: number, priceMicros: number) => Number((BigInt(sharesMicros) * BigInt(priceMicros)) / BigInt(MICRO));
+
+/** Band id → best bid (micro-USD) of every book: what the position list values holdings at. */
+export function bestBids(books: Map<string, OrderBook>): Map<string, number> {
+  return new Map([...books].map(([bandId, book]) => [bandId, bidOf(book)]));
+}
+/**
+ * shares × price in micro-USD, rounded down (a holding is never valued above what it fetches).
+ * Exact without BigInt: split the shares into whole shares and micro-shares, so neither product can
+ * pass 2^53 (whole shares × price stays below 9e15 for any holding under 9 billion shares).
+ */
+const valueOf = (sharesMicros: number, priceMicros: number) =>
+  Math.floor(sharesMicros / MICRO) * priceMicros + Math.floor(((sharesMicros % MICRO) * priceMicros) / MICRO);
 
 interface Figures {
   sizeMicros: number;
@@ -26,29 +37,42 @@ interface Figures {
   entryPrice: number;
 }
 
-/** The position's numbers at the current bids (decisions §7 "Position summary"). */
-function figures(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>): Figures {
-  let target = 0;
-  let bought = 0;
-  let held = 0;
-  let entryCost = 0;
-  let cost = 0;
-  let value = 0;
+/**
+ * A position's bands added up, valued at the bids (micro-units). The position list gets these from
+ * the database in one statement (queries.positionSummaries, the same arithmetic in SQL); detail and
+ * value add up the bands here.
+ */
+export interface BandTotals {
+  targetMicros: number;
+  boughtMicros: number;
+  heldMicros: number;
+  entryCostMicros: number;
+  costMicros: number;
+  valueMicros: number;
+}
+
+function totalsOf(bands: ValuedBandRow[], books: Map<string, OrderBook>): BandTotals {
+  const t: BandTotals = { targetMicros: 0, boughtMicros: 0, heldMicros: 0, entryCostMicros: 0, costMicros: 0, valueMicros: 0 };
   for (const b of bands) {
-    target += b.targetMicros;
-    bought += b.boughtMicros;
-    held += b.sharesMicros;
-    entryCost += b.entryCostMicros;
-    cost += b.costMicros;
-    value += valueOf(b.sharesMicros, bidOf(books.get(b.bandId)));
+    t.targetMicros += b.targetMicros;
+    t.boughtMicros += b.boughtMicros;
+    t.heldMicros += b.sharesMicros;
+    t.entryCostMicros += b.entryCostMicros;
+    t.costMicros += b.costMicros;
+    t.valueMicros += valueOf(b.sharesMicros, bidOf(books.get(b.bandId)));
   }
+  return t;
+}
+
+/** The position's numbers at the current bids (decisions §7 "Position summary"). */
+function figures(position: Pick<PositionRow, 'unitsMicros'>, t: BandTotals): Figures {
   // Units scale with the shares: U for a full buy, in proportion after fills fall short or sales.
-  const units = (shares: number) => (target === 0 ? 0 : Number((BigInt(position.unitsMicros) * BigInt(shares)) / BigInt(target)));
-  return { sizeMicros: units(held), costMicros: cost, valueMicros: value, entryPrice: ratio(entryCost, units(bought)) };
+  const units = (shares: number) => (t.targetMicros === 0 ? 0 : Number((BigInt(position.unitsMicros) * BigInt(shares)) / BigInt(t.targetMicros)));
+  return { sizeMicros: units(t.heldMicros), costMicros: t.costMicros, valueMicros: t.valueMicros, entryPrice: ratio(t.entryCostMicros, units(t.boughtMicros)) };
 }
 
 /** The members both position shapes share. */
-function positionCore(position: PositionRow, f: Figures, realizedMicros: number) {
+function positionCore(position: SummaryPositionRow, f: Figures, realizedMicros: number) {
   return {
     id: position.id,
     eventId: position.eventId,
@@ -65,8 +89,8 @@ function positionCore(position: PositionRow, f: Figures, realizedMicros: number)
   };
 }
 
-export function positionSummary(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>, realizedMicros: number) {
-  const f = figures(position, bands, books);
+export function positionSummary(position: SummaryPositionRow, totals: BandTotals, realizedMicros: number) {
+  const f = figures(position, totals);
   return {
     ...positionCore(position, f, realizedMicros),
     size: fromMicros(f.sizeMicros),
@@ -75,8 +99,8 @@ export function positionSummary(position: PositionRow, bands: PositionBandRow[],
 }
 
 /** The detail shape: interface.md lists it without size and unrealizedPnlPercent. */
-export function positionDetail(position: PositionRow, bands: PositionBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
-  const f = figures(position, bands, books);
+export function positionDetail(position: PositionRow, bands: ValuedBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
+  const f = figures(position, totalsOf(bands, books));
   return {
     ...positionCore(position, f, realizedMicros),
     floorL: position.floorL,
@@ -92,8 +116,8 @@ export function positionDetail(position: PositionRow, bands: PositionBandRow[], 
   };
 }
 
-export function positionValue(position: PositionRow, bands: PositionBandRow[], snapshot: MarketSnapshot) {
-  const f = figures(position, bands, snapshot.books);
+export function positionValue(position: PositionRow, bands: ValuedBandRow[], snapshot: MarketSnapshot) {
+  const f = figures(position, totalsOf(bands, snapshot.books));
   const pnl = f.valueMicros - f.costMicros;
   return {
     positionId: position.id,

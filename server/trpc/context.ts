@@ -12,7 +12,8 @@ export interface RequestContext {
   path: string;
   headers: Headers;
   query: URLSearchParams;
-  clientIp: string;
+  /** The client's address (see TRUST_PROXY); computed on first use (only per-IP limits need it). */
+  clientIp: () => string;
   requestId: string;
   /**
    * Headers any middleware or procedure adds to the response (RateLimit-*, Retry-After, …), by their
@@ -29,7 +30,7 @@ export interface RequestInfo {
   transport: RequestContext['transport'];
   request: Request;
   url: URL;
-  clientIp: string;
+  clientIp: () => string;
   requestId: string;
 }
 

@@ -1,8 +1,10 @@
 /**
  * `npm run bench` — not a test. Throughput and latency of the real server process, measured with wrk
  * the way clients load it: wrk pinned to CPU 0, the server to CPU 1, 64 connections, a 3 s warm-up,
- * then 10 s measured. Every figure is also given as a ratio to a bare `Bun.serve` JSON hello measured
- * in the same run on the same core, so runs on different machines compare. PostgreSQL backs the
+ * then 10 s measured. Every figure is also given as a ratio to a bare `Bun.serve` JSON hello on the
+ * same core, measured in slices interleaved with the case's (5 × 2 s each), so both see the same
+ * machine: on this shared VM a core's speed drifts by tens of percent within a minute, and a baseline
+ * measured once at the start made the ratios a lottery. PostgreSQL backs the
  * server (a scratch database, seeded, with one funded account, users holding 10, 50 and 200
  * positions, and 64 users with paper venue credentials for the buy case).
  *
@@ -30,6 +32,9 @@ const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const only = process.env.BENCH_ONLY;
+/** Each case's measured time is split into this many slices, each preceded by a bare slice. */
+const SLICES = 5;
+const sliceSeconds = Math.max(1, Math.round(seconds / SLICES));
 const dbName = 'pipo_bench_http';
 const ENCRYPTION_KEY = 'b'.repeat(64);
 const work = mkdtempSync(join(tmpdir(), 'pipo-bench-'));
@@ -165,7 +170,7 @@ function wrk(c: Case, url: string, duration: number): Result {
   }
   const script = join(work, 'case.lua');
   writeFileSync(script, lines.join('\n'));
-  const run = spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url + c.path], { encoding: 'utf8' });
+  const run = spawnSync('taskset', ['-c', '0', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '10s', '--latency', '-s', script, url + c.path], { encoding: 'utf8' });
   const out = run.stdout;
   const ms = (label: string) => {
     const m = new RegExp(`^\\s+${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
@@ -213,33 +218,57 @@ async function main() {
   const barePath = join(work, 'bare.ts');
   writeFileSync(barePath, `Bun.serve({ port: Number(process.env.PORT), hostname: '127.0.0.1', fetch: (r) => new URL(r.url).pathname === '/healthz' ? new Response('ok') : Response.json({ hello: 'world' }) });`);
   const bare = await startOnCore1([barePath], { PATH: process.env.PATH!, PORT: '18080' }, 18080);
-  wrk({ name: 'warm-up', transport: 'bare', path: '/' }, bare.url, 3);
-  const baseline = wrk({ name: 'bare Bun.serve JSON hello', transport: 'bare', path: '/' }, bare.url, seconds);
-  const bareRss = rssMb(bare.pid);
-  bare.stop();
+  const bareCase: Case = { name: 'bare Bun.serve JSON hello', transport: 'bare', path: '/' };
+  wrk(bareCase, bare.url, 3);
 
   // As `npm start` runs it (PRODUCTION_RUNTIME: --smol and the heap's memory budget).
   const server = await startOnCore1([...PRODUCTION_RUNTIME.args, 'server/main.ts'], serverEnv(18081), 18081);
   const rows: string[] = [];
   const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
-  rows.push(`| bare Bun.serve JSON hello | — | ${fmt(baseline.rps)} | 1.00 | ${fmt(baseline.p50, 2)} | ${fmt(baseline.p99, 2)} | 0 | ${fmt(bareRss)} |`);
+  const bareSlices: Result[] = [];
   let peakRss = 0;
   for (const c of cases(apiKey)) {
     if (only && !c.name.includes(only)) continue;
     wrk(c, server.url, 3);
-    const r = wrk(c, server.url, seconds);
+    // Interleaved: `SLICES` pairs of (bare, case), so both are measured under the same machine
+    // conditions (on a shared VM the speed of a core drifts by tens of percent within a minute).
+    const slices = { bare: [] as Result[], case: [] as Result[] };
+    for (let i = 0; i < SLICES; i++) {
+      slices.bare.push(wrk(bareCase, bare.url, sliceSeconds));
+      slices.case.push(wrk(c, server.url, sliceSeconds));
+    }
+    bareSlices.push(...slices.bare);
+    const r = combine(slices.case);
+    const ratio = r.rps / combine(slices.bare).rps;
     const rss = rssMb(server.pid);
     peakRss = Math.max(peakRss, rss);
-    rows.push(`| ${c.name} | ${c.transport} | ${fmt(r.rps)} | ${(r.rps / baseline.rps).toFixed(2)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.errors} | ${fmt(rss)} |`);
+    rows.push(`| ${c.name} | ${c.transport} | ${fmt(r.rps)} | ${ratio.toFixed(2)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.errors} | ${fmt(rss)} |`);
     console.log(rows.at(-1));
   }
+  const baseline = combine(bareSlices);
+  rows.unshift(`| bare Bun.serve JSON hello (all its slices) | — | ${fmt(baseline.rps)} | 1.00 | ${fmt(baseline.p50, 2)} | ${fmt(baseline.p99, 2)} | 0 | ${fmt(rssMb(bare.pid))} |`);
   server.stop();
+  bare.stop();
 
-  console.log(`\n${connections} connections, ${seconds} s per case after a 3 s warm-up; wrk on CPU 0, server on CPU 1; PostgreSQL; LOG_LEVEL=warn.\n`);
+  console.log(
+    `\n${connections} connections; per case a 3 s warm-up, then ${SLICES} × (${sliceSeconds} s bare, ${sliceSeconds} s case); ` +
+      '× bare = case req/s ÷ bare req/s of the same slices; p50 = median of the slices, p99 = worst slice; wrk on CPU 0, servers on CPU 1; PostgreSQL; LOG_LEVEL=warn.\n',
+  );
   console.log('| case | transport | req/s | × bare | p50 ms | p99 ms | non-2xx | server RSS MB |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
   console.log(`\npeak server RSS: ${fmt(peakRss)} MB`);
+}
+
+/** Slices of equal length as one run: mean rate, median p50, worst p99, all errors. */
+function combine(slices: Result[]): Result {
+  const p50s = slices.map((s) => s.p50).sort((a, b) => a - b);
+  return {
+    rps: slices.reduce((sum, s) => sum + s.rps, 0) / slices.length,
+    p50: p50s[Math.floor(p50s.length / 2)]!,
+    p99: Math.max(...slices.map((s) => s.p99)),
+    errors: slices.reduce((sum, s) => sum + s.errors, 0),
+  };
 }
 
 await main();

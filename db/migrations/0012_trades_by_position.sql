@@ -1,0 +1,1 @@
+CREATE INDEX "trades_position_idx" ON "trades" USING btree ("position_id");
