@@ -141,8 +141,9 @@ export const trades = pgTable(
   (t) => [
     uniqueIndex('trades_order_idx').on(t.orderId),
     index('trades_user_idx').on(t.accountId, t.userId, t.createdAt),
-    // Realised P&L per position (the position list and detail) reads only that position's trades.
-    index('trades_position_idx').on(t.positionId),
+    // Realised P&L per position (the position list and detail): that position's trades only, on the
+    // same (account, user) filter every trading query carries.
+    index('trades_user_position_idx').on(t.accountId, t.userId, t.positionId),
   ],
 );
 

@@ -1,1 +1,0 @@
-CREATE INDEX "trades_position_idx" ON "trades" USING btree ("position_id");

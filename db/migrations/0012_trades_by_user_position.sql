@@ -1,0 +1,1 @@
+CREATE INDEX "trades_user_position_idx" ON "trades" USING btree ("account_id","user_id","position_id");
