@@ -113,11 +113,12 @@ test.if(run)('requests fail fast with 503 while PostgreSQL is down, and the app 
     expect(o.retryAfter).not.toBeNull();
   }
   // Fast: requests that found the database down were refused within ~0.1 s (the driver's reconnect
-  // pause); none waited longer than its connect timeout (5 s: a connection the proxy accepted just as
-  // it was cut), and nothing hung.
-  const latencies = [...down, ...outcomes.filter((o) => o.phase === 'before' && o.status === 503)].map((o) => o.ms).sort((a, b) => a - b);
-  const p95 = latencies[Math.floor(latencies.length * 0.95)]!;
-  const slowest = latencies.at(-1)!;
+  // pause): the p95 is over those. Requests already in flight at the cut are bounded with the rest by
+  // the slowest (the connect timeout, 5 s: a connection the proxy accepted just as it was cut); some
+  // of them take ~2 s to fail, and mixed into the p95 they made it a coin toss. Nothing hung.
+  const refusedWhileDown = down.filter((o) => o.status === 503).map((o) => o.ms).sort((a, b) => a - b);
+  const p95 = refusedWhileDown[Math.floor(refusedWhileDown.length * 0.95)]!;
+  const slowest = Math.max(...[...down, ...outcomes.filter((o) => o.phase === 'before' && o.status === 503)].map((o) => o.ms));
   console.log(`outage: ${down.length} requests while down, 503 p95 ${Math.round(p95)} ms, slowest ${Math.round(slowest)} ms, readyz ${Math.round(readyMs)} ms`);
   expect(p95).toBeLessThan(1000);
   expect(slowest).toBeLessThan(6500);
