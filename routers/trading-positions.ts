@@ -2,7 +2,7 @@
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import { syncPositions } from '../server/trading/position-sync.ts';
-import { bandsOf, getPosition, positionSummaries, realizedOf } from '../server/trading/queries.ts';
+import { getPosition, positionSummaries } from '../server/trading/queries.ts';
 import { bestBids, positionDetail, positionSummary, positionValue } from '../server/trading/views.ts';
 import { router } from '../server/trpc/init.ts';
 import { userProcedure } from '../server/trpc/procedures.ts';

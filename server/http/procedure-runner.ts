@@ -6,7 +6,7 @@
  * Why not call the procedure itself: tRPC's caller copies the call options with a transpiled object
  * spread (`getOwnPropertyDescriptors` + `defineProperties`) twice per layer, and its input and output
  * validator middlewares spread again; on /api/pricing those copies were ~40% of the request. Here the
- * copies are native spreads, and the validator layers tRPC marks (`_type` 'input' / 'output') run the
+ * copies are fixed-shape object literals, and the validator layers tRPC marks (`_type` 'input' / 'output') run the
  * same parse functions (`getParseFn` of the same schemas, `_def.inputs` / `_def.output`) without
  * their copies. Every other middleware is tRPC's own function, so /api and /trpc can never run
  * different rules; the tests call every route through both transports. Pinned to @trpc/server 11.x.
@@ -16,7 +16,7 @@ import { getParseFn, isObject } from '@trpc/server/unstable-core-do-not-import';
 import type { RequestContext } from '../trpc/context.ts';
 
 /** What a middleware of a built procedure receives (tRPC 11's MiddlewareFunction options). */
-export interface CallOptions {
+interface CallOptions {
   ctx: RequestContext;
   path: string;
   type: 'query' | 'mutation';
