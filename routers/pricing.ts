@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { microsToUsd } from '../server/lib/money.ts';
+import { markReusable } from '../server/lib/reusable-json.ts';
 import { router } from '../server/trpc/init.ts';
 import { publicProcedure } from '../server/trpc/procedures.ts';
 import { noInput } from './params.ts';
@@ -18,10 +19,22 @@ export function pricingFor(costPerRequestMicros: number) {
   };
 }
 
+/** The standard price list is the same object for every request: validated and serialized once. */
+const standardPricing = new Map<number, ReturnType<typeof pricingFor>>();
+function standardPricingFor(costPerRequestMicros: number) {
+  let answer = standardPricing.get(costPerRequestMicros);
+  if (!answer) {
+    answer = pricingFor(costPerRequestMicros);
+    Object.freeze(answer.pricing);
+    standardPricing.set(costPerRequestMicros, markReusable(Object.freeze(answer)));
+  }
+  return answer;
+}
+
 export const pricingRouter = router({
   get: publicProcedure
     .meta({ openapi: { method: 'GET', path: '/pricing', tags: ['Account and billing'], summary: 'Standard request price' } })
     .input(noInput())
     .output(z.object({ pricing: pricingSchema, costPerRequestUsd: z.number() }))
-    .query(({ ctx }) => pricingFor(ctx.services.config.costPerRequestMicros)),
+    .query(({ ctx }) => standardPricingFor(ctx.services.config.costPerRequestMicros)),
 });

@@ -88,6 +88,33 @@ describe('request ids', () => {
   });
 });
 
+describe('response headers', () => {
+  // /api responses are built from one reused Headers object (http/response-headers.ts): each must
+  // carry exactly its own headers, also when kept while later ones are built.
+  test('each response carries only its own headers, before and after later responses', async () => {
+    const crossOrigin = await t.request('/api/pricing', { headers: { origin: 'https://app.example.com' } });
+    const notAllowed = await t.request('/api/pricing', { method: 'DELETE' });
+    const billed = await t.request('/api/billing', { headers: acct.headers });
+    const concurrent = await Promise.all([t.request('/api/pricing'), t.request('/api/billing', { headers: acct.headers }), t.request('/api/pricing', { method: 'PUT' })]);
+    const plain = await t.request('/api/pricing');
+    const named = (res: Response) => Object.fromEntries([...res.headers].map(([name, value]) => [name, name === 'x-request-id' ? 'id' : value]));
+    const rateLimit = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
+
+    expect(Object.keys(named(crossOrigin)).sort()).toEqual(['access-control-allow-origin', 'access-control-expose-headers', 'content-type', ...rateLimit, 'vary', 'x-request-id'].sort());
+    expect(named(notAllowed)).toEqual({ allow: 'GET', 'content-type': 'application/json', 'x-request-id': 'id' });
+    expect(Object.keys(named(billed)).sort()).toEqual(['content-type', ...rateLimit, 'x-request-cost-usd', 'x-request-id'].sort());
+    expect(Object.keys(named(concurrent[0])).sort()).toEqual(['content-type', ...rateLimit, 'x-request-id'].sort());
+    expect(named(concurrent[1])['x-request-cost-usd']).toBe('0.002');
+    expect(named(concurrent[2])).toEqual({ allow: 'GET', 'content-type': 'application/json', 'x-request-id': 'id' });
+    expect(Object.keys(named(plain)).sort()).toEqual(['content-type', ...rateLimit, 'x-request-id'].sort());
+    // Kept responses were not changed by the ones built after them.
+    expect(crossOrigin.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(billed.headers.get('x-request-cost-usd')).toBe('0.002');
+    const ids = [crossOrigin, notAllowed, billed, ...concurrent, plain].map((r) => r.headers.get('x-request-id'));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
 describe('hosts and paths', () => {
   test('a Host containing "api" (api.example.com) still routes', async () => {
     const res = await t.app.handle(new Request('http://api.example.com/api/pricing'));

@@ -106,6 +106,35 @@ describe('a running server', () => {
     expect(server.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
   }, 30_000);
 
+  test('a Host header that is not a host is a 400 in our error shape; a host like api.example.com is just a host', async () => {
+    const server = await startServer({ DATA_DIR: ':memory:' });
+    const { port } = new URL(server.url);
+    // fetch() will not send an invalid Host, so these go over a raw socket.
+    const raw = async (host: string, path: string) => {
+      let text = '';
+      const done = Promise.withResolvers<void>();
+      const socket = await Bun.connect({
+        hostname: '127.0.0.1',
+        port: Number(port),
+        socket: { data: (_s, chunk) => void (text += chunk.toString()), close: () => done.resolve(), error: () => done.resolve() },
+      });
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      await done.promise;
+      const [head, body] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
+      return { status: Number(head.split(' ')[1]), head: head.toLowerCase(), body };
+    };
+    for (const host of ['a/b', 'a?b', 'a#b']) {
+      for (const path of ['/api/pricing', '/trpc/pricing.get', '/healthz']) {
+        const res = await raw(host, path);
+        expect(res.status).toBe(400);
+        expect(res.head).toContain('x-request-id: req_');
+        expect(JSON.parse(res.body)).toMatchObject({ code: 'BAD_REQUEST', message: 'Invalid Host header', status: 400 });
+      }
+    }
+    for (const path of ['/api/pricing', '/trpc/pricing.get']) expect((await raw('api.example.com', path)).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+  }, 30_000);
+
   test('in-flight requests finish during shutdown', async () => {
     const server = await startServer({ DATA_DIR: ':memory:' });
     const inflight = Array.from({ length: 20 }, () => fetch(`${server.url}/api/pricing`).then((r) => r.status));

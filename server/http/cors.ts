@@ -22,13 +22,15 @@ export type CorsVerdict =
   | { kind: 'preflight'; headers: Record<string, string> }
   | { kind: 'allowed'; headers: Record<string, string> };
 
+const NO_ORIGIN: CorsVerdict = { kind: 'no-origin' };
+
 export function createCorsPolicy(allowedOrigins: string[]) {
   const allowed = new Set(allowedOrigins);
 
-  return function check(request: Request, url: URL): CorsVerdict {
+  return function check(request: Request): CorsVerdict {
     const origin = request.headers.get('origin');
-    if (origin === null) return { kind: 'no-origin' };
-    if (!allowed.has(origin) && origin !== url.origin) return { kind: 'forbidden', origin };
+    if (origin === null) return NO_ORIGIN;
+    if (!allowed.has(origin) && origin !== new URL(request.url).origin) return { kind: 'forbidden', origin };
     const headers: Record<string, string> = { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
     if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) {
       headers['Access-Control-Allow-Methods'] = ALLOWED_METHODS;

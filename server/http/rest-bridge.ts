@@ -29,9 +29,14 @@ export interface RestOutcome {
 export function createRestBridge(router: AnyTRPCRouter) {
   const table = new RouteTable(router);
 
-  async function handle(request: Request, ctx: RequestContext, maxBodyBytes: number): Promise<RestOutcome> {
-    const path = ctx.path.slice(REST_PREFIX.length) || '/';
+  /** Answers synchronously when the route's procedure does (no body to read, no I/O on the way). */
+  function handle(request: Request, ctx: RequestContext, maxBodyBytes: number): RestOutcome | Promise<RestOutcome> {
+    const failed = (cause: unknown): RestOutcome => {
+      const body = toPublicError(cause, ctx.requestId);
+      return { status: body.status, body: JSON.stringify(body), error: { body, cause } };
+    };
     try {
+      const path = ctx.path.slice(REST_PREFIX.length) || '/';
       const match = table.match(request.method, path);
       if (!match) {
         const allowed = table.allowedMethods(path);
@@ -39,49 +44,52 @@ export function createRestBridge(router: AnyTRPCRouter) {
         ctx.resHeaders['Allow'] = allowed.join(', ');
         throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${ctx.path}; use ${allowed.join(' or ')}`);
       }
-      const input = { ...(await readInput(request, ctx, maxBodyBytes)), ...decodeParams(match.params) };
-      // The same call tRPC's own caller makes, minus its per-request proxy, path lookup and slow copies.
-      const data = await match.route.run({
-        ctx,
-        path: match.route.procedurePath,
-        type: match.route.type,
-        getRawInput: async () => input,
-        signal: undefined,
-        batchIndex: 0,
-      });
-      return { status: match.route.meta.successStatus ?? 200, body: jsonText(data) };
+      const { route } = match;
+      const call = (input: Record<string, unknown>): RestOutcome | Promise<RestOutcome> => {
+        // The same call tRPC's own caller makes, minus its per-request proxy, path lookup and slow copies.
+        const data = route.run({ ctx, path: route.procedurePath, type: route.type, rawInput: withPathParams(input, match.params) });
+        const success = (value: unknown): RestOutcome => ({ status: route.meta.successStatus ?? 200, body: jsonText(value) });
+        return data instanceof Promise ? data.then(success, failed) : success(data);
+      };
+      if (request.method === 'GET' || request.method === 'DELETE') return call(queryInput(ctx));
+      return readBody(request, maxBodyBytes).then(call).catch(failed);
     } catch (cause) {
-      const body = toPublicError(cause, ctx.requestId);
-      return { status: body.status, body: JSON.stringify(body), error: { body, cause } };
+      return failed(cause);
     }
   }
 
   return { handle, table };
 }
 
-function decodeParams(params: Record<string, string>): Record<string, string> {
-  const decoded: Record<string, string> = {};
-  for (const [name, raw] of Object.entries(params)) {
+/** Path parameters, URL-decoded, win over body or query members of the same name. */
+function withPathParams(input: Record<string, unknown>, params: Record<string, string>): Record<string, unknown> {
+  let merged = input;
+  for (const name in params) {
+    if (merged === input) merged = { ...input };
     try {
-      decoded[name] = decodeURIComponent(raw);
+      merged[name] = decodeURIComponent(params[name]!);
     } catch {
       throw new ApiError('BAD_REQUEST', `${name}: malformed percent-encoding in the path`);
     }
   }
-  return decoded;
+  return merged;
 }
 
-async function readInput(request: Request, ctx: RequestContext, maxBodyBytes: number): Promise<Record<string, unknown>> {
-  if (request.method === 'GET' || request.method === 'DELETE') {
-    // No prototype: a parameter named `constructor` or `__proto__` is just an unknown parameter.
-    const query: Record<string, string | string[]> = Object.create(null);
-    for (const [name, value] of ctx.query) {
-      if (TRANSPORT_PARAMS.has(name)) continue;
-      const seen = query[name];
-      query[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
-    }
-    return query;
+/** GET and DELETE take query parameters; a repeated name becomes a list. */
+function queryInput(ctx: RequestContext): Record<string, unknown> {
+  // No prototype: a parameter named `constructor` or `__proto__` is just an unknown parameter.
+  const query: Record<string, string | string[]> = Object.create(null);
+  if (!ctx.hasQuery) return query;
+  for (const [name, value] of ctx.query()) {
+    if (TRANSPORT_PARAMS.has(name)) continue;
+    const seen = query[name];
+    query[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
   }
+  return query;
+}
+
+/** POST, PUT and PATCH take a JSON object body; an empty body counts as `{}`. */
+async function readBody(request: Request, maxBodyBytes: number): Promise<Record<string, unknown>> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > maxBodyBytes) throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBodyBytes} bytes`);
   const text = await request.text();

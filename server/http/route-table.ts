@@ -51,10 +51,12 @@ function bySpecificity(a: Route, b: Route): number {
   return 0;
 }
 
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 export class RouteTable {
   readonly routes: Route[] = [];
-  /** `GET /pricing` → its route, for templates without parameters (most requests). */
-  private readonly staticRoutes = new Map<string, Route>();
+  /** GET → `/pricing` → its route, for templates without parameters (most requests). */
+  private readonly staticRoutes = new Map<string, Map<string, Route>>();
   /** `GET 2` → the routes of that method and segment count, most specific first. */
   private readonly candidates = new Map<string, Route[]>();
 
@@ -75,7 +77,10 @@ export class RouteTable {
     this.routes.sort(bySpecificity);
     this.assertNoAmbiguity();
     for (const route of this.routes) {
-      if (route.segments.every((s) => 'literal' in s)) this.staticRoutes.set(`${route.method} ${route.template}`, route);
+      if (route.segments.every((s) => 'literal' in s)) {
+        if (!this.staticRoutes.has(route.method)) this.staticRoutes.set(route.method, new Map());
+        this.staticRoutes.get(route.method)!.set(route.template, route);
+      }
       const bucket = `${route.method} ${route.segments.length}`;
       this.candidates.set(bucket, [...(this.candidates.get(bucket) ?? []), route]);
     }
@@ -84,8 +89,8 @@ export class RouteTable {
   /** Matches a path (relative to /api, not yet decoded) for one method. */
   match(method: string, path: string): RouteMatch | undefined {
     // A literal always beats a parameter, so an exact static match is the most specific one.
-    const exact = this.staticRoutes.get(`${method} ${path}`);
-    if (exact) return { route: exact, params: {} };
+    const exact = this.staticRoutes.get(method)?.get(path);
+    if (exact) return { route: exact, params: NO_PARAMS };
     const parts = path.split('/').filter(Boolean);
     for (const route of this.candidates.get(`${method} ${parts.length}`) ?? []) {
       const params = matchSegments(route, parts);

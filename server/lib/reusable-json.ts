@@ -1,7 +1,8 @@
 /**
  * JSON bodies serialized once. An answer object that is served many times unchanged (market data
- * within one snapshot) is marked reusable; the REST bridge then serializes it once and reuses the
- * text. Serializing a valuation (~180 numbers) costs more than computing it.
+ * within one snapshot, the price list) is marked reusable; the REST bridge then serializes it once
+ * and reuses the text, and validates it against a procedure's output schema once (procedure-runner).
+ * Serializing a valuation (~180 numbers) costs more than computing it.
  */
 const bodies = new WeakMap<object, string>();
 const reusable = new WeakSet<object>();
@@ -10,6 +11,10 @@ const reusable = new WeakSet<object>();
 export function markReusable<T extends object>(answer: T): T {
   reusable.add(answer);
   return answer;
+}
+
+export function isReusable(answer: unknown): answer is object {
+  return typeof answer === 'object' && answer !== null && reusable.has(answer);
 }
 
 export function jsonText(data: unknown): string {

@@ -25,9 +25,15 @@ export class MarketData {
   ) {}
 
   async snapshot(): Promise<MarketSnapshot> {
-    if (this.current && this.now() < this.current.expiresAt) return this.current.snapshot;
+    const fresh = this.fresh();
+    if (fresh) return fresh;
     this.refreshing ??= this.refresh().finally(() => (this.refreshing = undefined));
     return this.refreshing;
+  }
+
+  /** The current snapshot if it has not expired (synchronously: the cheapest answers need no promise). */
+  fresh(): MarketSnapshot | undefined {
+    return this.current && this.now() < this.current.expiresAt ? this.current.snapshot : undefined;
   }
 
   private async refresh(): Promise<MarketSnapshot> {

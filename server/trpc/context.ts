@@ -11,7 +11,9 @@ export interface RequestContext {
   /** The URL path, without the query string. */
   path: string;
   headers: Headers;
-  query: URLSearchParams;
+  /** Whether the URL has a query string; `query()` parses it on first use. */
+  hasQuery: boolean;
+  query: () => URLSearchParams;
   /** The client's address (see TRUST_PROXY); computed on first use (only per-IP limits need it). */
   clientIp: () => string;
   requestId: string;
@@ -29,19 +31,23 @@ export interface RequestContext {
 export interface RequestInfo {
   transport: RequestContext['transport'];
   request: Request;
-  url: URL;
+  /** The request target's path and query string (without `?`), see http/request-target.ts. */
+  path: string;
+  search: string;
   clientIp: () => string;
   requestId: string;
 }
 
 export function createRequestContext(services: Services, info: RequestInfo, logFields: RequestContext['logFields']): RequestContext {
+  let query: URLSearchParams | undefined;
   return {
     services,
     transport: info.transport,
     method: info.request.method,
-    path: info.url.pathname,
+    path: info.path,
     headers: info.request.headers,
-    query: info.url.searchParams,
+    hasQuery: info.search !== '',
+    query: () => (query ??= new URLSearchParams(info.search)),
     clientIp: info.clientIp,
     requestId: info.requestId,
     resHeaders: {},

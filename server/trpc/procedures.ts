@@ -20,7 +20,7 @@ import { normaliseUserId } from './user-id.ts';
 
 /** x-api-key wins over ?apiKey= when both are sent (decisions §3). */
 function presentedKey(ctx: RequestContext): string | null {
-  return ctx.headers.get('x-api-key') ?? ctx.query.get('apiKey');
+  return ctx.headers.get('x-api-key') ?? (ctx.hasQuery ? ctx.query().get('apiKey') : null);
 }
 
 function isDashboardKey(ctx: RequestContext, key: string): boolean {
@@ -37,18 +37,21 @@ function isDashboardKey(ctx: RequestContext, key: string): boolean {
  * was measurable on the cheapest routes).
  */
 function takeToken(ctx: RequestContext, bucket: string, rule: RateRule): RateDecision | null | Promise<RateDecision | null> {
-  // Serve the request unlimited rather than fail it. Billing still guards every charge; the log says
-  // why limits were not applied.
-  const unavailable = (error: unknown) => {
-    ctx.services.logger.warn('rate limiter unavailable; request not limited', { requestId: ctx.requestId, error: String((error as Error).message ?? error) });
-    return null;
-  };
   try {
     const taken = ctx.services.rateLimiter.take(bucket, rule);
-    return taken instanceof Promise ? taken.catch(unavailable) : taken;
+    return taken instanceof Promise ? taken.catch((error) => limiterUnavailable(ctx, error)) : taken;
   } catch (error) {
-    return unavailable(error);
+    return limiterUnavailable(ctx, error);
   }
+}
+
+/**
+ * Serve the request unlimited rather than fail it. Billing still guards every charge; the log says
+ * why limits were not applied.
+ */
+function limiterUnavailable(ctx: RequestContext, error: unknown): null {
+  ctx.services.logger.warn('rate limiter unavailable; request not limited', { requestId: ctx.requestId, error: String((error as Error).message ?? error) });
+  return null;
 }
 
 /** RateLimit-* headers for a decision, and for a refusal Retry-After and the 429 itself. */
@@ -83,6 +86,14 @@ function nulPath(value: unknown, path: string): string | undefined {
 /** Text with a NUL character is a caller error, found before any work (first in every base procedure). */
 async function rejectNul(getRawInput: () => Promise<unknown>) {
   rejectNulIn(await getRawInput());
+}
+
+/**
+ * The raw input: as the REST bridge's runner passes it along (it holds it already, see
+ * http/procedure-runner.ts), or from tRPC's getRawInput().
+ */
+function rawInputOf(opts: { getRawInput: () => Promise<unknown> }): unknown {
+  return 'rawInput' in opts ? opts.rawInput : opts.getRawInput();
 }
 
 function rejectNulIn(input: unknown) {
@@ -204,12 +215,21 @@ const dashboard = t.middleware(async ({ ctx, next, getRawInput }) => {
   return next({ ctx: { accountId } });
 });
 
-/** Public routes: no credentials; limited per client IP. */
-const open = t.middleware(async ({ ctx, next, getRawInput }) => {
-  rejectNulIn(await getRawInput());
-  const taken = takeToken(ctx, `ip:${ctx.clientIp()}`, ctx.services.config.rateLimits.ip);
-  applyDecision(ctx, taken instanceof Promise ? await taken : taken);
-  return next();
+/**
+ * Public routes: no credentials; limited per client IP. Not an async function: on /api with the
+ * in-process limiter nothing here waits, and the whole request is answered without a promise.
+ */
+const open = t.middleware((opts) => {
+  const { ctx, next } = opts;
+  const admit = (rawInput: unknown) => {
+    rejectNulIn(rawInput);
+    const taken = takeToken(ctx, `ip:${ctx.clientIp()}`, ctx.services.config.rateLimits.ip);
+    if (taken instanceof Promise) return taken.then((decision) => (applyDecision(ctx, decision), next()));
+    applyDecision(ctx, taken);
+    return next();
+  };
+  const rawInput = rawInputOf(opts);
+  return rawInput instanceof Promise ? rawInput.then(admit) : admit(rawInput);
 });
 
 /** No credentials; limited per client IP. */
@@ -224,19 +244,33 @@ export const publicProcedure = t.procedure.meta({ access: 'public' }).use(open);
  */
 const MAX_ANSWERS_PER_SNAPSHOT = 1_000;
 const answersBySnapshot = new WeakMap<object, Map<string, unknown>>();
-const sameSnapshotAnswers = t.middleware(async ({ ctx, next, path, getRawInput }) => {
-  const snapshot = await ctx.services.marketData.snapshot();
+type Next = () => Promise<{ ok: boolean; data?: unknown }>;
+
+/** Not an async function (like `open`): a repeat within a fresh snapshot is answered without a promise. */
+const sameSnapshotAnswers = t.middleware((opts) => {
+  const answer = (snapshot: object, rawInput: unknown) => answerOnce(snapshot, `${opts.path}\u0000${JSON.stringify(rawInput ?? null)}`, opts.next as Next);
+  const withSnapshot = (snapshot: object) => {
+    const rawInput = rawInputOf(opts);
+    return rawInput instanceof Promise ? rawInput.then((raw) => answer(snapshot, raw)) : answer(snapshot, rawInput);
+  };
+  const fresh = opts.ctx.services.marketData.fresh();
+  return (fresh ? withSnapshot(fresh) : opts.ctx.services.marketData.snapshot().then(withSnapshot)) as ReturnType<typeof opts.next>;
+});
+
+function answerOnce(snapshot: object, key: string, next: Next) {
   let answers = answersBySnapshot.get(snapshot);
   if (!answers) answersBySnapshot.set(snapshot, (answers = new Map()));
-  const key = `${path}\u0000${JSON.stringify((await getRawInput()) ?? null)}`;
-  const hit = answers.get(key) as Awaited<ReturnType<typeof next>> | undefined;
+  const hit = answers.get(key) as Awaited<ReturnType<Next>> | undefined;
   if (hit) return hit;
-  const result = await next();
-  if (result.ok && answers.size < MAX_ANSWERS_PER_SNAPSHOT && typeof result.data === 'object' && result.data !== null) {
-    answers.set(key, { ...result, data: markReusable(result.data), ctx: undefined });
-  }
-  return result;
-});
+  const keep = (result: Awaited<ReturnType<Next>>) => {
+    if (result.ok && answers.size < MAX_ANSWERS_PER_SNAPSHOT && typeof result.data === 'object' && result.data !== null) {
+      answers.set(key, { ...result, data: markReusable(result.data), ctx: undefined });
+    }
+    return result;
+  };
+  const result = next();
+  return result instanceof Promise ? result.then(keep) : keep(result);
+}
 export const marketDataProcedure = publicProcedure.use(sameSnapshotAnswers);
 
 /** x-api-key (or ?apiKey=), billed at the account's standard rate. */

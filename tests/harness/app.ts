@@ -57,7 +57,7 @@ export async function createTestApp(
     services,
     database,
     config,
-    request: (path, init = {}) => {
+    request: async (path, init = {}) => {
       const { clientIp, ...rest } = init;
       return app.handle(new Request(path.startsWith('http') ? path : BASE + path, rest), { clientIp });
     },
