@@ -125,32 +125,37 @@ export function createApp(services: Services) {
     const presentedId = request.headers.get('x-request-id');
     const requestId = presentedId && REQUEST_ID.test(presentedId) ? presentedId : newId('req');
     const target = requestTarget(request.url);
-    if (!target) {
-      return errorResponse({ code: 'BAD_REQUEST', message: 'Invalid Host header', status: 400, requestId }, { 'X-Request-Id': requestId });
-    }
-    const scope: RequestScope = { requestId, clientIp: clientIpOf(request, options.clientIp), target, logFields: {}, failures: [] };
+    // (Without a valid Host, Bun's request.url is the bare path; the log line gets it without its query.)
+    const scope: RequestScope = {
+      requestId,
+      clientIp: clientIpOf(request, options.clientIp),
+      target: target ?? { path: request.url.split('?', 1)[0]!, search: '' },
+      logFields: {},
+      failures: [],
+    };
     const done = (response: Response) => finish(request, scope, response, started);
+    const failed = (cause: unknown) => {
+      const body = toPublicError(cause, requestId);
+      scope.failures.push({ body, cause });
+      return done(withResponseHeaders(errorResponse(body), scope));
+    };
 
-    const verdict = cors(request);
-    if (verdict.kind === 'forbidden') {
-      return done(withResponseHeaders(errorResponse({ code: 'FORBIDDEN_ORIGIN', message: `Origin ${verdict.origin} is not allowed`, status: 403, requestId }), scope));
-    }
-    if (verdict.kind === 'preflight') return done(withResponseHeaders(new Response(null, { status: 204, headers: verdict.headers }), scope));
-    if (verdict.kind === 'allowed') scope.cors = verdict.headers;
+    try {
+      if (!target) throw new ApiError('BAD_REQUEST', 'Invalid Host header');
+      const verdict = cors(request);
+      if (verdict.kind === 'forbidden') throw new ApiError('FORBIDDEN_ORIGIN', `Origin ${verdict.origin} is not allowed`);
+      if (verdict.kind === 'preflight') return done(withResponseHeaders(new Response(null, { status: 204, headers: verdict.headers }), scope));
+      if (verdict.kind === 'allowed') scope.cors = verdict.headers;
 
-    if (target.path.startsWith(`${REST_PREFIX}/`)) {
-      const outcome = rest.handle(request, contextFor(request, scope, 'rest'), config.maxBodyBytes);
-      return outcome instanceof Promise ? outcome.then((o) => done(restResponse(scope, o))) : done(restResponse(scope, outcome));
+      if (target.path.startsWith(`${REST_PREFIX}/`)) {
+        const outcome = rest.handle(request, contextFor(request, scope, 'rest'), config.maxBodyBytes);
+        return outcome instanceof Promise ? outcome.then((o) => done(restResponse(scope, o))).catch(failed) : done(restResponse(scope, outcome));
+      }
+      scopes.set(request, scope);
+      return elysia.handle(request).then((response) => done(withResponseHeaders(response, scope)), failed);
+    } catch (cause) {
+      return failed(cause);
     }
-    scopes.set(request, scope);
-    return elysia.handle(request).then(
-      (response) => done(withResponseHeaders(response, scope)),
-      (cause) => {
-        const body = toPublicError(cause, requestId);
-        scope.failures.push({ body, cause });
-        return done(withResponseHeaders(errorResponse(body), scope));
-      },
-    );
   }
 
   /** The bridge's answer with every header at once (cheaper than adding them to a built Response). */

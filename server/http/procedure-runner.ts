@@ -19,19 +19,19 @@ import { getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
 import { getParseFn, isObject } from '@trpc/server/unstable-core-do-not-import';
 import { isReusable, markReusable } from '../lib/reusable-json.ts';
 import type { RequestContext } from '../trpc/context.ts';
+import { RAW_INPUT_UNKNOWN, rawInputOf } from '../trpc/raw-input.ts';
 
 /**
  * What a middleware of a built procedure receives (tRPC 11's MiddlewareFunction options), plus
  * `rawInput`: the bridge holds the raw input already, so middlewares may read it without awaiting
- * `getRawInput()` (see `rawInputOf` in trpc/procedures.ts). Absent after a middleware replaced
- * getRawInput.
+ * `getRawInput()` (trpc/raw-input.ts). RAW_INPUT_UNKNOWN after a middleware replaced getRawInput.
  */
 interface CallOptions {
   ctx: RequestContext;
   path: string;
   type: 'query' | 'mutation';
   input: unknown;
-  rawInput?: unknown;
+  rawInput: unknown;
   getRawInput: () => Promise<unknown>;
   signal: AbortSignal | undefined;
   batchIndex: number;
@@ -47,7 +47,7 @@ type MiddlewareResult = { ok: true; data: unknown } | { ok: false; error: TRPCEr
 /** A layer's answer: synchronous when every layer below it answered synchronously. */
 type Answer = MiddlewareResult | Promise<MiddlewareResult>;
 type Middleware = ((opts: CallOptions & { meta: unknown; next(nextOpts?: NextOptions): Answer }) => Answer) & { _type?: string };
-type Resolver = (opts: CallOptions & { meta: unknown }) => unknown;
+type Resolver = (opts: Omit<CallOptions, 'rawInput'> & { meta: unknown }) => unknown;
 
 export interface ProcedureDefinition {
   _def: { middlewares: Middleware[]; meta?: unknown; inputs: unknown[]; output?: unknown; resolver?: Resolver };
@@ -78,6 +78,12 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 /** Calls `then` with a value now, or once its promise resolves. */
 function whenReady<T, R>(value: T | PromiseLike<T>, then: (value: T) => R): R | Promise<Awaited<R>> {
   return isThenable(value) ? (Promise.resolve(value).then(then) as Promise<Awaited<R>>) : then(value);
+}
+
+/** Shared by every request from now on: nothing may change it. */
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null && !Object.isFrozen(inner)) deepFreeze(inner);
+  return Object.freeze(value);
 }
 
 const failure = (cause: unknown): MiddlewareResult => ({ ok: false, error: getTRPCErrorFromUnknown(cause) });
@@ -127,7 +133,7 @@ export function compileProcedure(procedure: ProcedureDefinition): CompiledProced
   function runLayer(layer: Layer, index: number, opts: CallOptions): Answer {
     switch (layer.kind) {
       case 'input': {
-        const raw = 'rawInput' in opts ? opts.rawInput : opts.getRawInput();
+        const raw = rawInputOf(opts);
         return whenReady(raw, (rawInput) =>
           whenReady(validated(layer.parse, rawInput, badInput), (value) => {
             const input = isObject(opts.input) && isObject(value) ? { ...opts.input, ...value } : value;
@@ -143,7 +149,7 @@ export function compileProcedure(procedure: ProcedureDefinition): CompiledProced
           const known = isReusable(answer) ? layer.validatedOnce.get(answer) : undefined;
           if (known !== undefined) return { ok: true, data: known };
           return whenReady(validated(layer.parse, answer, badOutput), (data): MiddlewareResult => {
-            if (isReusable(answer) && typeof data === 'object' && data !== null) layer.validatedOnce.set(answer, markReusable(data));
+            if (isReusable(answer) && typeof data === 'object' && data !== null) layer.validatedOnce.set(answer, markReusable(deepFreeze(data)));
             return { ok: true, data };
           });
         });
@@ -166,11 +172,9 @@ export function compileProcedure(procedure: ProcedureDefinition): CompiledProced
             if (!nextOpts) return step(index + 1, opts);
             const ctx = nextOpts.ctx ? ({ ...opts.ctx, ...nextOpts.ctx } as RequestContext) : opts.ctx;
             const input = 'input' in nextOpts ? nextOpts.input : opts.input;
-            if (!nextOpts.getRawInput) return step(index + 1, withOptions(opts, ctx, input, opts.rawInput, opts.getRawInput));
             // A new raw input is only known through the new function.
-            const next = withOptions(opts, ctx, input, undefined, nextOpts.getRawInput);
-            delete next.rawInput;
-            return step(index + 1, next);
+            const rawInput = nextOpts.getRawInput ? RAW_INPUT_UNKNOWN : opts.rawInput;
+            return step(index + 1, withOptions(opts, ctx, input, rawInput, nextOpts.getRawInput ?? opts.getRawInput));
           },
         });
     }

@@ -49,7 +49,7 @@ export function createRestBridge(router: AnyTRPCRouter) {
         // The same call tRPC's own caller makes, minus its per-request proxy, path lookup and slow copies.
         const data = route.run({ ctx, path: route.procedurePath, type: route.type, rawInput: withPathParams(input, match.params) });
         const success = (value: unknown): RestOutcome => ({ status: route.meta.successStatus ?? 200, body: jsonText(value) });
-        return data instanceof Promise ? data.then(success, failed) : success(data);
+        return data instanceof Promise ? data.then(success).catch(failed) : success(data);
       };
       if (request.method === 'GET' || request.method === 'DELETE') return call(queryInput(ctx));
       return readBody(request, maxBodyBytes).then(call).catch(failed);

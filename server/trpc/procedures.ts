@@ -16,6 +16,7 @@ import { newId } from '../lib/ids.ts';
 import { digestOf } from '../services.ts';
 import type { RequestContext } from './context.ts';
 import { t } from './init.ts';
+import { rawInputOf } from './raw-input.ts';
 import { normaliseUserId } from './user-id.ts';
 
 /** x-api-key wins over ?apiKey= when both are sent (decisions §3). */
@@ -86,14 +87,6 @@ function nulPath(value: unknown, path: string): string | undefined {
 /** Text with a NUL character is a caller error, found before any work (first in every base procedure). */
 async function rejectNul(getRawInput: () => Promise<unknown>) {
   rejectNulIn(await getRawInput());
-}
-
-/**
- * The raw input: as the REST bridge's runner passes it along (it holds it already, see
- * http/procedure-runner.ts), or from tRPC's getRawInput().
- */
-function rawInputOf(opts: { getRawInput: () => Promise<unknown> }): unknown {
-  return 'rawInput' in opts ? opts.rawInput : opts.getRawInput();
 }
 
 function rejectNulIn(input: unknown) {
