@@ -136,6 +136,21 @@ async function startOnCore1(args: string[], env: Record<string, string>, port: n
   return { pid: child.pid!, url, stop: () => child.kill('SIGTERM') };
 }
 
+/**
+ * CPU time the hypervisor gave to other guests (steal), as a share of all CPU time since `from`.
+ * On this shared VM it swings from 0 to 40% within minutes; the table shows it per case so a run
+ * taken while the machine was stolen from can be recognised.
+ */
+function cpuTimes(): number[] {
+  return readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+}
+function stealPercent(from: number[]): number {
+  const now = cpuTimes();
+  const delta = now.map((v, i) => v - (from[i] ?? 0));
+  const total = delta.slice(0, 8).reduce((a, b) => a + b, 0);
+  return total > 0 ? (100 * (delta[7] ?? 0)) / total : 0;
+}
+
 function rssMb(pid: number): number {
   // taskset execs the runtime in place, so the pid is the server's.
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -240,6 +255,7 @@ async function main() {
     // Interleaved: `SLICES` pairs of (bare, case), so both are measured under the same machine
     // conditions (on a shared VM the speed of a core drifts by tens of percent within a minute).
     const slices = { bare: [] as Result[], case: [] as Result[] };
+    const cpuBefore = cpuTimes();
     const count = c.slices ?? SLICES;
     for (let i = 0; i < count; i++) {
       slices.bare.push(wrk(bareCase, bare.url, sliceSeconds));
@@ -250,20 +266,20 @@ async function main() {
     const ratio = r.rps / combine(slices.bare).rps;
     const rss = rssMb(server.pid);
     peakRss = Math.max(peakRss, rss);
-    rows.push(`| ${c.name} | ${c.transport} | ${fmt(r.rps)} | ${ratio.toFixed(2)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.errors} | ${fmt(rss)} |`);
+    rows.push(`| ${c.name} | ${c.transport} | ${fmt(r.rps)} | ${ratio.toFixed(2)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.errors} | ${fmt(rss)} | ${fmt(stealPercent(cpuBefore))} |`);
     console.log(rows.at(-1));
   }
   const baseline = combine(bareSlices);
-  rows.unshift(`| bare Bun.serve JSON hello (all its slices) | — | ${fmt(baseline.rps)} | 1.00 | ${fmt(baseline.p50, 2)} | ${fmt(baseline.p99, 2)} | 0 | ${fmt(rssMb(bare.pid))} |`);
+  rows.unshift(`| bare Bun.serve JSON hello (all its slices) | — | ${fmt(baseline.rps)} | 1.00 | ${fmt(baseline.p50, 2)} | ${fmt(baseline.p99, 2)} | 0 | ${fmt(rssMb(bare.pid))} | — |`);
   server.stop();
   bare.stop();
 
   console.log(
     `\n${connections} connections; per case a 3 s warm-up, then ${SLICES} × (${sliceSeconds} s bare, ${sliceSeconds} s case); ` +
-      '× bare = case req/s ÷ bare req/s of the same slices; p50 = median of the slices, p99 = worst slice; wrk on CPU 0, servers on CPU 1; PostgreSQL; LOG_LEVEL=warn.\n',
+      '× bare = case req/s ÷ bare req/s of the same slices; p50 = median of the slices, p99 = worst slice; steal = CPU time the hypervisor took during the case; wrk on CPU 0, servers on CPU 1; PostgreSQL; LOG_LEVEL=warn.\n',
   );
-  console.log('| case | transport | req/s | × bare | p50 ms | p99 ms | non-2xx | server RSS MB |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  console.log('| case | transport | req/s | × bare | p50 ms | p99 ms | non-2xx | server RSS MB | steal % |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
   console.log(`\npeak server RSS: ${fmt(peakRss)} MB`);
 }
