@@ -18,6 +18,7 @@
 import { getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
 import { getParseFn, isObject } from '@trpc/server/unstable-core-do-not-import';
 import { isReusable, markReusable } from '../lib/reusable-json.ts';
+import { isThenable, whenReady } from '../lib/when-ready.ts';
 import type { RequestContext } from '../trpc/context.ts';
 import { RAW_INPUT_UNKNOWN, rawInputOf } from '../trpc/raw-input.ts';
 
@@ -70,15 +71,6 @@ export interface Call {
 
 /** The procedure as a function of a call: the resolver's data (or a promise of it), or a thrown TRPCError. */
 export type CompiledProcedure = (call: Call) => unknown;
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-/** Calls `then` with a value now, or once its promise resolves. */
-function whenReady<T, R>(value: T | PromiseLike<T>, then: (value: T) => R): R | Promise<Awaited<R>> {
-  return isThenable(value) ? (Promise.resolve(value).then(then) as Promise<Awaited<R>>) : then(value);
-}
 
 /** Shared by every request from now on: nothing may change it. */
 function deepFreeze<T extends object>(value: T): T {

@@ -79,7 +79,6 @@ function withPathParams(input: Record<string, unknown>, params: Record<string, s
 function queryInput(ctx: RequestContext): Record<string, unknown> {
   // No prototype: a parameter named `constructor` or `__proto__` is just an unknown parameter.
   const query: Record<string, string | string[]> = Object.create(null);
-  if (!ctx.hasQuery) return query;
   for (const [name, value] of ctx.query()) {
     if (TRANSPORT_PARAMS.has(name)) continue;
     const seen = query[name];

@@ -11,8 +11,7 @@ export interface RequestContext {
   /** The URL path, without the query string. */
   path: string;
   headers: Headers;
-  /** Whether the URL has a query string; `query()` parses it on first use. */
-  hasQuery: boolean;
+  /** The query string's parameters, parsed on first use. */
   query: () => URLSearchParams;
   /** The client's address (see TRUST_PROXY); computed on first use (only per-IP limits need it). */
   clientIp: () => string;
@@ -46,7 +45,6 @@ export function createRequestContext(services: Services, info: RequestInfo, logF
     method: info.request.method,
     path: info.path,
     headers: info.request.headers,
-    hasQuery: info.search !== '',
     query: () => (query ??= new URLSearchParams(info.search)),
     clientIp: info.clientIp,
     requestId: info.requestId,

@@ -15,13 +15,14 @@ import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { digestOf } from '../services.ts';
 import type { RequestContext } from './context.ts';
+import { whenReady } from '../lib/when-ready.ts';
 import { t } from './init.ts';
 import { rawInputOf } from './raw-input.ts';
 import { normaliseUserId } from './user-id.ts';
 
 /** x-api-key wins over ?apiKey= when both are sent (decisions §3). */
 function presentedKey(ctx: RequestContext): string | null {
-  return ctx.headers.get('x-api-key') ?? (ctx.hasQuery ? ctx.query().get('apiKey') : null);
+  return ctx.headers.get('x-api-key') ?? ctx.query().get('apiKey');
 }
 
 function isDashboardKey(ctx: RequestContext, key: string): boolean {
@@ -217,12 +218,9 @@ const open = t.middleware((opts) => {
   const admit = (rawInput: unknown) => {
     rejectNulIn(rawInput);
     const taken = takeToken(ctx, `ip:${ctx.clientIp()}`, ctx.services.config.rateLimits.ip);
-    if (taken instanceof Promise) return taken.then((decision) => (applyDecision(ctx, decision), next()));
-    applyDecision(ctx, taken);
-    return next();
+    return whenReady(taken, (decision) => (applyDecision(ctx, decision), next()));
   };
-  const rawInput = rawInputOf(opts);
-  return rawInput instanceof Promise ? rawInput.then(admit) : admit(rawInput);
+  return whenReady(rawInputOf(opts), admit) as ReturnType<typeof next>;
 });
 
 /** No credentials; limited per client IP. */
@@ -241,13 +239,10 @@ type Next = () => Promise<{ ok: boolean; data?: unknown }>;
 
 /** Not an async function (like `open`): a repeat within a fresh snapshot is answered without a promise. */
 const sameSnapshotAnswers = t.middleware((opts) => {
-  const answer = (snapshot: object, rawInput: unknown) => answerOnce(snapshot, `${opts.path}\u0000${JSON.stringify(rawInput ?? null)}`, opts.next as Next);
-  const withSnapshot = (snapshot: object) => {
-    const rawInput = rawInputOf(opts);
-    return rawInput instanceof Promise ? rawInput.then((raw) => answer(snapshot, raw)) : answer(snapshot, rawInput);
-  };
-  const fresh = opts.ctx.services.marketData.fresh();
-  return (fresh ? withSnapshot(fresh) : opts.ctx.services.marketData.snapshot().then(withSnapshot)) as ReturnType<typeof opts.next>;
+  const { marketData } = opts.ctx.services;
+  const answer = (snapshot: object) =>
+    whenReady(rawInputOf(opts), (rawInput) => answerOnce(snapshot, `${opts.path}\u0000${JSON.stringify(rawInput ?? null)}`, opts.next as Next));
+  return whenReady(marketData.fresh() ?? marketData.snapshot(), answer) as ReturnType<typeof opts.next>;
 });
 
 function answerOnce(snapshot: object, key: string, next: Next) {
@@ -261,8 +256,7 @@ function answerOnce(snapshot: object, key: string, next: Next) {
     }
     return result;
   };
-  const result = next();
-  return result instanceof Promise ? result.then(keep) : keep(result);
+  return whenReady(next(), keep);
 }
 export const marketDataProcedure = publicProcedure.use(sameSnapshotAnswers);
 
