@@ -34,19 +34,33 @@ export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolSize?: number; onQuery?: QueryObserver }
   | { kind: 'pglite'; dataDir?: string; client?: PGlite; onQuery?: QueryObserver };
 
+/** The postgres.js pool every PostgreSQL database of ours is opened with. */
+export function postgresClient(url: string, poolSize: number) {
+  const options = {
+    max: poolSize,
+    onnotice: () => {},
+    // Fail fast when the server is unreachable instead of queueing requests for ever.
+    connect_timeout: 5,
+    // After failed connects postgres.js waits up to 20 s (exponential) before trying again, and
+    // queries queue behind that wait: during an outage requests hung for up to 18 s. A short fixed
+    // pause keeps every request's failure fast (503) and reconnects within 0.1 s of recovery,
+    // while a down database sees at most pool-size connection attempts per pause.
+    backoff: () => 0.1,
+    // postgres.js 3.4.9 reserves a transaction's connection only if its BEGIN did not fill the
+    // connection's pipeline: a BEGIN sent as the 100th pipelined query (the default limit) ran on a
+    // connection left in the pool, the transaction failed with UNSAFE_TRANSACTION and the server-side
+    // transaction stayed open under unrelated statements (porsager/postgres#1189, #823; seen here
+    // under concurrent buys and sells). Without a limit that boundary is never reached; queries still
+    // spread over the pool round-robin. tests/postgres-pool.test.ts reproduces the boundary.
+    // (A real option of postgres.js, missing from its type declarations.)
+    max_pipeline: Number.MAX_SAFE_INTEGER,
+  };
+  return postgres(url, options);
+}
+
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if (target.kind === 'postgres') {
-    const client = postgres(target.url, {
-      max: target.poolSize ?? 10,
-      onnotice: () => {},
-      // Fail fast when the server is unreachable instead of queueing requests for ever.
-      connect_timeout: 5,
-      // After failed connects postgres.js waits up to 20 s (exponential) before trying again, and
-      // queries queue behind that wait: during an outage requests hung for up to 18 s. A short fixed
-      // pause keeps every request's failure fast (503) and reconnects within 0.1 s of recovery,
-      // while a down database sees at most pool-size connection attempts per pause.
-      backoff: () => 0.1,
-    });
+    const client = postgresClient(target.url, target.poolSize ?? 10);
     const logger = target.onQuery ? { logQuery: target.onQuery } : undefined;
     const db = drizzlePostgres(client, { schema, logger }) as unknown as Db;
     return {

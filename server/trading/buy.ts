@@ -67,7 +67,7 @@ export async function buy(services: Services, user: TradingUser, request: BuyReq
 
   const settings = await getSettings(x.db, user);
   const floors: Floors = { floorL: request.floorL ?? settings.floorL, floorS: request.floorS ?? settings.floorS };
-  const credentials = await openCredentials(x.db, services.credentialCipher, user);
+  const credentials = await openCredentials(x.db, services.credentialCipher, user, settings);
 
   const tokenIds = event.bands.map((b) => b.id);
   const books = await freshBooks(x, tokenIds);

@@ -1,6 +1,6 @@
-import { inArray } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { eventBands } from '../../db/schema.ts';
+import { preparedSql } from '../../db/prepared.ts';
 import { createPolygonClient, createPositionReader } from '../chain/position-reader.ts';
 import type { Config } from '../config.ts';
 import { PaperVenue } from './paper.ts';
@@ -29,8 +29,11 @@ export function createVenue(config: Config, db: Db, now?: () => number): Venue {
     drift: config.paper.drift,
     referencePrices: async (tokenIds) => {
       if (!tokenIds.length) return new Map();
-      const rows = await db.select({ id: eventBands.id, seedPrice: eventBands.seedPrice }).from(eventBands).where(inArray(eventBands.id, tokenIds));
-      return new Map(rows.map((r) => [r.id, r.seedPrice]));
+      // Prepared: every paper order reads its token's price (a fresh book per order).
+      const statement = preparedSql<{ id: string; seed_price: number }>(db, 'paper_reference_prices', sql`
+        select id, seed_price from event_bands where id = any(${sql.placeholder('ids')}::text[])`);
+      const rows = await statement.execute({ ids: tokenIds });
+      return new Map(rows.map((r) => [r.id, Number(r.seed_price)]));
     },
   });
 }

@@ -1,12 +1,13 @@
 /**
  * The paper venue's trading: marketable orders filled against the paper books, settled in the paper
  * ledger (db/tables/paper.ts). A fill walks the book's levels within the limit price, so size costs
- * more per share. Each order is one transaction: the order row (unique per client order id, so a
- * retried placement returns the first result), then collateral and shares moved by conditional writes.
+ * more per share. Each order is one statement: the order row (unique per client order id, so a
+ * retried placement returns the first result), and collateral and shares moved by conditional writes.
  * Orders of one account are serialised on its account row.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import { preparedSql } from '../../db/prepared.ts';
 import { paperAccounts, paperHoldings, paperOrders } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 import { costToBuy, proceedsOfSale, type BookLevel, type VenueRules } from '../valuation/index.ts';
@@ -54,59 +55,118 @@ function fillable(book: OrderBook, order: MarketableOrder): { levels: BookLevel[
   return { levels, shares: Math.min(available, order.sharesMicros) };
 }
 
+interface PaperOrderRow {
+  id: string;
+  client_order_id: string;
+  token_id: string;
+  side: 'BUY' | 'SELL';
+  status: VenueOrder['status'];
+  requested_micros: string | number | bigint;
+  filled_micros: string | number | bigint;
+  notional_micros: string | number | bigint;
+  reason: string | null;
+}
+
+const fromRaw = (row: PaperOrderRow): VenueOrder => ({
+  venueOrderId: row.id,
+  clientOrderId: row.client_order_id,
+  tokenId: row.token_id,
+  side: row.side,
+  status: row.status,
+  requestedMicros: Number(row.requested_micros),
+  filledMicros: Number(row.filled_micros),
+  notionalMicros: Number(row.notional_micros),
+  feesMicros: 0,
+  reason: row.reason,
+});
+
+/** What the book says of an order before the ledger is asked: refused (why), or the fill it gets. */
+function quote(book: OrderBook, order: MarketableOrder, rules: VenueRules): { refused: string } | { shares: number; amountMicros: number } {
+  const onGrid = order.limitPriceMicros % book.tickMicros === 0 && order.limitPriceMicros > 0 && order.limitPriceMicros < 1_000_000;
+  if (!onGrid || order.sharesMicros <= 0 || order.sharesMicros % rules.shareStepMicros !== 0) return { refused: 'invalid' };
+  if (order.sharesMicros < rules.minOrderMicros) return { refused: 'below-minimum' };
+  const { levels, shares } = fillable(book, order);
+  if (shares === 0 || (order.timeInForce === 'FOK' && shares < order.sharesMicros)) return { refused: 'no-liquidity' };
+  return { shares, amountMicros: order.side === 'BUY' ? costToBuy(levels, shares)! : proceedsOfSale(levels, shares).proceeds };
+}
+
+/**
+ * Places one order on the ledger in ONE statement (it was a seven-round-trip transaction):
+ *  - the account row is locked first, so buys (account → holding) and sells (holding → account) of one
+ *    account never lock in opposite orders and deadlock, and its orders run one after another;
+ *  - an order already placed under this client order id is answered as it was (a retried placement);
+ *    one placed concurrently makes the insert fail on the unique index, which rolls back the whole
+ *    statement (no money moves) — the caller then reads the winner's result;
+ *  - a fill moves collateral and shares by conditional writes (`>=`), and when the condition fails
+ *    the order is recorded REJECTED (insufficient balance or shares) with nothing moved.
+ */
 export async function placePaperOrder(db: Db, accountKey: string, book: OrderBook, order: MarketableOrder, rules: VenueRules): Promise<VenueOrder> {
-  return db.transaction(async (tx) => {
-    // Every order of an account takes the account row first, so buys (account → holding) and sells
-    // (holding → account) never lock in opposite orders and deadlock each other.
-    await tx.select({ key: paperAccounts.accountKey }).from(paperAccounts).where(eq(paperAccounts.accountKey, accountKey)).for('update');
-    const [existing] = await tx
-      .select()
-      .from(paperOrders)
-      .where(and(eq(paperOrders.accountKey, accountKey), eq(paperOrders.clientOrderId, order.clientOrderId)));
-    if (existing) return toVenueOrder(existing);
-
-    const base = { id: newId('ord'), accountKey, clientOrderId: order.clientOrderId, tokenId: order.tokenId, side: order.side, requestedMicros: order.sharesMicros };
-    const reject = async (reason: string) => {
-      const [row] = await tx.insert(paperOrders).values({ ...base, filledMicros: 0, notionalMicros: 0, status: 'REJECTED', reason }).returning();
-      return toVenueOrder(row!);
-    };
-    const onGrid = order.limitPriceMicros % book.tickMicros === 0 && order.limitPriceMicros > 0 && order.limitPriceMicros < 1_000_000;
-    if (!onGrid || order.sharesMicros <= 0 || order.sharesMicros % rules.shareStepMicros !== 0) return reject('invalid');
-    if (order.sharesMicros < rules.minOrderMicros) return reject('below-minimum');
-
-    const { levels, shares } = fillable(book, order);
-    if (shares === 0 || (order.timeInForce === 'FOK' && shares < order.sharesMicros)) return reject('no-liquidity');
-
-    if (order.side === 'BUY') {
-      const cost = costToBuy(levels, shares)!;
-      const debited = await tx
-        .update(paperAccounts)
-        .set({ collateralMicros: sql`${paperAccounts.collateralMicros} - ${cost}` })
-        .where(and(eq(paperAccounts.accountKey, accountKey), sql`${paperAccounts.collateralMicros} >= ${cost}`))
-        .returning({ accountKey: paperAccounts.accountKey });
-      if (!debited.length) return reject('insufficient-balance');
-      await tx
-        .insert(paperHoldings)
-        .values({ accountKey, tokenId: order.tokenId, sharesMicros: shares })
-        .onConflictDoUpdate({ target: [paperHoldings.accountKey, paperHoldings.tokenId], set: { sharesMicros: sql`${paperHoldings.sharesMicros} + ${shares}` } });
-      const [row] = await tx.insert(paperOrders).values({ ...base, filledMicros: shares, notionalMicros: cost, status: 'MATCHED' }).returning();
-      return toVenueOrder(row!);
-    }
-
-    const taken = await tx
-      .update(paperHoldings)
-      .set({ sharesMicros: sql`${paperHoldings.sharesMicros} - ${shares}` })
-      .where(and(eq(paperHoldings.accountKey, accountKey), eq(paperHoldings.tokenId, order.tokenId), sql`${paperHoldings.sharesMicros} >= ${shares}`))
-      .returning({ tokenId: paperHoldings.tokenId });
-    if (!taken.length) return reject('insufficient-shares');
-    const { proceeds } = proceedsOfSale(levels, shares);
-    await tx
-      .update(paperAccounts)
-      .set({ collateralMicros: sql`${paperAccounts.collateralMicros} + ${proceeds}` })
-      .where(eq(paperAccounts.accountKey, accountKey));
-    const [row] = await tx.insert(paperOrders).values({ ...base, filledMicros: shares, notionalMicros: proceeds, status: 'MATCHED' }).returning();
-    return toVenueOrder(row!);
+  const statement = preparedSql<PaperOrderRow>(
+    db,
+    'place_paper_order',
+    sql`
+      with account as (
+        select account_key from paper_accounts where account_key = ${sql.placeholder('accountKey')}::text for update
+      ), earlier as (
+        select id, client_order_id, token_id, side, status, requested_micros, filled_micros, notional_micros, reason
+          from paper_orders
+         where account_key = ${sql.placeholder('accountKey')}::text and client_order_id = ${sql.placeholder('clientOrderId')}::text
+      ), proceed as (
+        select account_key from account where not exists (select 1 from earlier)
+      ), debit as (
+        update paper_accounts a set collateral_micros = a.collateral_micros - ${sql.placeholder('amount')}::bigint
+          from proceed
+         where ${sql.placeholder('refused')}::text is null and ${sql.placeholder('side')}::text = 'BUY'
+           and a.account_key = proceed.account_key and a.collateral_micros >= ${sql.placeholder('amount')}::bigint
+        returning a.account_key
+      ), bought as (
+        insert into paper_holdings (account_key, token_id, shares_micros)
+        select account_key, ${sql.placeholder('tokenId')}::text, ${sql.placeholder('shares')}::bigint from debit
+        on conflict (account_key, token_id) do update set shares_micros = paper_holdings.shares_micros + excluded.shares_micros
+        returning account_key
+      ), taken as (
+        update paper_holdings h set shares_micros = h.shares_micros - ${sql.placeholder('shares')}::bigint
+          from proceed
+         where ${sql.placeholder('refused')}::text is null and ${sql.placeholder('side')}::text = 'SELL'
+           and h.account_key = proceed.account_key and h.token_id = ${sql.placeholder('tokenId')}::text
+           and h.shares_micros >= ${sql.placeholder('shares')}::bigint
+        returning h.account_key
+      ), sold as (
+        update paper_accounts a set collateral_micros = a.collateral_micros + ${sql.placeholder('amount')}::bigint
+          from taken
+         where a.account_key = taken.account_key
+        returning a.account_key
+      ), outcome as (
+        select case when ${sql.placeholder('refused')}::text is not null then ${sql.placeholder('refused')}::text
+                    when exists (select 1 from debit) or exists (select 1 from taken) then null
+                    when ${sql.placeholder('side')}::text = 'BUY' then 'insufficient-balance'
+                    else 'insufficient-shares' end as reason
+      ), placed as (
+        insert into paper_orders (id, account_key, client_order_id, token_id, side, requested_micros, filled_micros, notional_micros, status, reason)
+        select ${sql.placeholder('id')}::text, proceed.account_key, ${sql.placeholder('clientOrderId')}::text, ${sql.placeholder('tokenId')}::text,
+               ${sql.placeholder('side')}::text, ${sql.placeholder('requested')}::bigint,
+               case when outcome.reason is null then ${sql.placeholder('shares')}::bigint else 0 end,
+               case when outcome.reason is null then ${sql.placeholder('amount')}::bigint else 0 end,
+               case when outcome.reason is null then 'MATCHED' else 'REJECTED' end, outcome.reason
+          from proceed, outcome
+        returning id, client_order_id, token_id, side, status, requested_micros, filled_micros, notional_micros, reason
+      )
+      select * from placed union all select * from earlier`,
+  );
+  const quoted = quote(book, order, rules);
+  const [row] = await statement.execute({
+    accountKey,
+    clientOrderId: order.clientOrderId,
+    tokenId: order.tokenId,
+    side: order.side,
+    requested: order.sharesMicros,
+    refused: 'refused' in quoted ? quoted.refused : null,
+    shares: 'refused' in quoted ? 0 : quoted.shares,
+    amount: 'refused' in quoted ? 0 : quoted.amountMicros,
+    id: newId('ord'),
   });
+  if (!row) throw new Error(`paper account ${accountKey} does not exist`);
+  return fromRaw(row);
 }
 
 export async function findPaperOrder(db: Db, accountKey: string, clientOrderId: string): Promise<VenueOrder | null> {

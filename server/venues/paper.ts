@@ -18,6 +18,8 @@ const TICK = 10_000; // 0.01 in micro-USD
 const LEVELS = 5;
 const MIN_PRICE = TICK;
 const MAX_PRICE = 1_000_000 - TICK;
+/** Paper account keys remembered as opened (forgotten all at once beyond this; reopening is harmless). */
+const MAX_REMEMBERED_ACCOUNTS = 100_000;
 /** One drift cycle: a day. */
 const DRIFT_PERIOD_MS = 86_400_000;
 
@@ -49,6 +51,7 @@ export class PaperVenue implements Venue {
   readonly rules = PAPER_RULES;
   readonly usesSessionKeys = false;
   private now: () => number;
+  private opened = new Set<string>();
 
   constructor(private options: PaperVenueOptions) {
     this.now = options.now ?? Date.now;
@@ -93,8 +96,15 @@ export class PaperVenue implements Venue {
     await this.checkCredentials(credentials);
     const db = this.options.db;
     if (!db) throw new Error('this paper venue has no ledger database');
-    await ensurePaperAccount(db, credentials.apiKey, this.options.startingBalanceMicros ?? 0);
-    return { db, key: credentials.apiKey };
+    const key = credentials.apiKey;
+    // Opened once per key and process: every order otherwise paid one more round trip for an insert
+    // that did nothing. Paper accounts are never deleted, so a key seen here stays opened.
+    if (!this.opened.has(key)) {
+      await ensurePaperAccount(db, key, this.options.startingBalanceMicros ?? 0);
+      if (this.opened.size >= MAX_REMEMBERED_ACCOUNTS) this.opened.clear();
+      this.opened.add(key);
+    }
+    return { db, key };
   }
 
   async placeOrder(credentials: VenueCredentials, order: MarketableOrder): Promise<VenueOrder> {

@@ -60,7 +60,8 @@ export const sell = (t: TestApp, who: Trader, body: Record<string, unknown>, ext
  *  - the venue balance moved by exactly what our trades say was paid and received;
  *  - the venue holds exactly the shares our positions say the user holds, token by token;
  *  - every venue fill has one order and one trade of ours with the same shares and amount;
- *  - no holding or reservation is negative, nothing is reserved once no sale is pending.
+ *  - no holding or reservation is negative, nothing is reserved once no sale is pending;
+ *  - each band's shares and cost basis are what its trades add up to.
  */
 export async function expectBooksAgree(t: TestApp, who: Trader, startingMicros = ledgerOf(t).startingMicros) {
   const db = t.database.db;
@@ -93,6 +94,22 @@ export async function expectBooksAgree(t: TestApp, who: Trader, startingMicros =
     expect(tradeByOrder.get(orderId)).toMatchObject({ sharesMicros: fill.filledMicros, amountMicros: fill.notionalMicros });
   }
   expect(tradeRows.length).toBe(venueFills.size);
+
+  // Each band's shares and cost basis follow its trades exactly: what was bought less what was sold,
+  // and the entry cost less the basis each sale released (released = proceeds − fees − realised P&L).
+  // (Not for a position closed because its tokens left the wallet: that clears holdings without a trade.)
+  const tokensGone = new Set(positionRows.filter((p) => p.closeReason === 'tokens-gone').map((p) => p.id));
+  for (const b of bandRows.filter((row) => !tokensGone.has(row.positionId))) {
+    const sales = tradeRows.filter((r) => r.positionId === b.positionId && r.bandId === b.bandId && r.action === 'SELL');
+    const sold = sales.reduce((s, r) => s + r.sharesMicros, 0);
+    const released = sales.reduce((s, r) => s + r.amountMicros - r.feesMicros - r.realizedPnlMicros, 0);
+    expect({ band: `${b.positionId}/${b.bandIndex}`, shares: b.sharesMicros, cost: b.costMicros }).toEqual({
+      band: `${b.positionId}/${b.bandIndex}`,
+      shares: b.boughtMicros - sold,
+      cost: b.entryCostMicros - released,
+    });
+    if (b.sharesMicros === 0) expect(b.costMicros).toBe(0);
+  }
   if (!orderRows.some((o) => o.status === 'PENDING')) for (const b of bandRows) expect(b.reservedMicros).toBe(0);
   return { positions: positionRows, orders: orderRows, trades: tradeRows };
 }
