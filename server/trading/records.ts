@@ -10,7 +10,7 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
-import { orders, positionBands, positions, trades, type OrderPurpose } from '../../db/schema.ts';
+import { orders, positionBands, positions, type OrderPurpose } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Side } from '../valuation/index.ts';
