@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { microsToUsd } from '../server/lib/money.ts';
-import { markReusable } from '../server/lib/reusable-json.ts';
+import { deepFreeze, markReusable } from '../server/lib/reusable-json.ts';
 import { router } from '../server/trpc/init.ts';
 import { publicProcedure } from '../server/trpc/procedures.ts';
 import { noInput } from './params.ts';
@@ -24,9 +24,8 @@ const standardPricing = new Map<number, ReturnType<typeof pricingFor>>();
 function standardPricingFor(costPerRequestMicros: number) {
   let answer = standardPricing.get(costPerRequestMicros);
   if (!answer) {
-    answer = pricingFor(costPerRequestMicros);
-    Object.freeze(answer.pricing);
-    standardPricing.set(costPerRequestMicros, markReusable(Object.freeze(answer)));
+    answer = markReusable(deepFreeze(pricingFor(costPerRequestMicros)));
+    standardPricing.set(costPerRequestMicros, answer);
   }
   return answer;
 }

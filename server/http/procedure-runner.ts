@@ -17,7 +17,7 @@
  */
 import { getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
 import { getParseFn, isObject } from '@trpc/server/unstable-core-do-not-import';
-import { isReusable, markReusable } from '../lib/reusable-json.ts';
+import { deepFreeze, isReusable, markReusable } from '../lib/reusable-json.ts';
 import { isThenable, whenReady } from '../lib/when-ready.ts';
 import type { RequestContext } from '../trpc/context.ts';
 import { RAW_INPUT_UNKNOWN, rawInputOf } from '../trpc/raw-input.ts';
@@ -71,12 +71,6 @@ export interface Call {
 
 /** The procedure as a function of a call: the resolver's data (or a promise of it), or a thrown TRPCError. */
 export type CompiledProcedure = (call: Call) => unknown;
-
-/** Shared by every request from now on: nothing may change it. */
-function deepFreeze<T extends object>(value: T): T {
-  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null && !Object.isFrozen(inner)) deepFreeze(inner);
-  return Object.freeze(value);
-}
 
 const failure = (cause: unknown): MiddlewareResult => ({ ok: false, error: getTRPCErrorFromUnknown(cause) });
 const badInput = (cause: unknown): never => {

@@ -13,6 +13,12 @@ export function markReusable<T extends object>(answer: T): T {
   return answer;
 }
 
+/** Shared by every request from now on: nothing may change it (a reusable answer, all the way down). */
+export function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null && !Object.isFrozen(inner)) deepFreeze(inner);
+  return Object.freeze(value);
+}
+
 export function isReusable(answer: unknown): answer is object {
   return typeof answer === 'object' && answer !== null && reusable.has(answer);
 }

@@ -128,6 +128,9 @@ export const outcomeOf = (v: VenueOrder): OrderOutcome => ({
 
 export const refusal = (reason: string): OrderOutcome => ({ status: 'REJECTED', filledMicros: 0, notionalMicros: 0, feesMicros: 0, reason });
 
+/** The reason an order is closed with when the venue's report of it cannot be accounted for. */
+const IMPLAUSIBLE_REPORT = 'implausible-venue-report';
+
 interface AppliedRow {
   applied: boolean;
 }
@@ -150,7 +153,7 @@ export async function applyOrderOutcome(db: Db, orderId: string, reported: Order
   // positions/sync shows any tokens it did deliver.
   const sane = (n: number) => Number.isSafeInteger(n) && n >= 0;
   const saneReport = sane(reported.filledMicros) && sane(reported.notionalMicros) && sane(reported.feesMicros);
-  const outcome = saneReport ? reported : { ...implausible(), venueOrderId: reported.venueOrderId };
+  const outcome = saneReport ? reported : { ...refusal(IMPLAUSIBLE_REPORT), venueOrderId: reported.venueOrderId };
   const statement = preparedSql<AppliedRow>(
     db,
     'apply_order_outcome',
@@ -164,7 +167,7 @@ export async function applyOrderOutcome(db: Db, orderId: string, reported: Order
                filled_micros = case when r.plausible then ${sql.placeholder('filled')}::bigint else 0 end,
                notional_micros = case when r.plausible then ${sql.placeholder('notional')}::bigint else 0 end,
                fees_micros = case when r.plausible then ${sql.placeholder('fees')}::bigint else 0 end,
-               reason = case when r.plausible then ${sql.placeholder('reason')}::text else 'implausible-venue-report' end,
+               reason = case when r.plausible then ${sql.placeholder('reason')}::text else ${sql.placeholder('implausibleReason')}::text end,
                venue_order_id = ${sql.placeholder('venueOrderId')}::text,
                tx_hash = case when r.plausible then ${sql.placeholder('txHash')}::text end,
                matched_at = case when r.plausible and ${sql.placeholder('filled')}::bigint > 0 then now() end,
@@ -214,11 +217,10 @@ export async function applyOrderOutcome(db: Db, orderId: string, reported: Order
     venueOrderId: outcome.venueOrderId ?? null,
     txHash: outcome.txHash ?? null,
     tradeId: newId('trd'),
+    implausibleReason: IMPLAUSIBLE_REPORT,
   });
   return row?.applied === true;
 }
-
-const implausible = () => refusal('implausible-venue-report');
 
 export async function markBuyFailed(db: Db, positionId: string, reason: string) {
   await db

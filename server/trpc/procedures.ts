@@ -215,12 +215,12 @@ const dashboard = t.middleware(async ({ ctx, next, getRawInput }) => {
  */
 const open = t.middleware((opts) => {
   const { ctx, next } = opts;
-  const admit = (rawInput: unknown) => {
+  const limitByIp = (rawInput: unknown) => {
     rejectNulIn(rawInput);
     const taken = takeToken(ctx, `ip:${ctx.clientIp()}`, ctx.services.config.rateLimits.ip);
     return whenReady(taken, (decision) => (applyDecision(ctx, decision), next()));
   };
-  return whenReady(rawInputOf(opts), admit) as ReturnType<typeof next>;
+  return whenReady(rawInputOf(opts), limitByIp) as ReturnType<typeof next>;
 });
 
 /** No credentials; limited per client IP. */

@@ -14,16 +14,19 @@ import { costToBuy, proceedsOfSale, type BookLevel, type VenueRules } from '../v
 import type { MarketableOrder, OrderBook, VenueOrder } from './venue.ts';
 
 type OrderRow = typeof paperOrders.$inferSelect;
+/** An order row from drizzle, or from a hand-written statement (bigint columns as text on PostgreSQL). */
+type OrderFields = Pick<OrderRow, 'id' | 'clientOrderId' | 'tokenId' | 'side' | 'status' | 'reason'> &
+  Record<'requestedMicros' | 'filledMicros' | 'notionalMicros', number | string | bigint>;
 
-const toVenueOrder = (row: OrderRow): VenueOrder => ({
+const toVenueOrder = (row: OrderFields): VenueOrder => ({
   venueOrderId: row.id,
   clientOrderId: row.clientOrderId,
   tokenId: row.tokenId,
   side: row.side,
   status: row.status,
-  requestedMicros: row.requestedMicros,
-  filledMicros: row.filledMicros,
-  notionalMicros: row.notionalMicros,
+  requestedMicros: Number(row.requestedMicros),
+  filledMicros: Number(row.filledMicros),
+  notionalMicros: Number(row.notionalMicros),
   feesMicros: 0,
   reason: row.reason,
 });
@@ -55,31 +58,6 @@ function fillable(book: OrderBook, order: MarketableOrder): { levels: BookLevel[
   return { levels, shares: Math.min(available, order.sharesMicros) };
 }
 
-interface PaperOrderRow {
-  id: string;
-  client_order_id: string;
-  token_id: string;
-  side: 'BUY' | 'SELL';
-  status: VenueOrder['status'];
-  requested_micros: string | number | bigint;
-  filled_micros: string | number | bigint;
-  notional_micros: string | number | bigint;
-  reason: string | null;
-}
-
-const fromRaw = (row: PaperOrderRow): VenueOrder => ({
-  venueOrderId: row.id,
-  clientOrderId: row.client_order_id,
-  tokenId: row.token_id,
-  side: row.side,
-  status: row.status,
-  requestedMicros: Number(row.requested_micros),
-  filledMicros: Number(row.filled_micros),
-  notionalMicros: Number(row.notional_micros),
-  feesMicros: 0,
-  reason: row.reason,
-});
-
 /** What the book says of an order before the ledger is asked: refused (why), or the fill it gets. */
 function quote(book: OrderBook, order: MarketableOrder, rules: VenueRules): { refused: string } | { shares: number; amountMicros: number } {
   const onGrid = order.limitPriceMicros % book.tickMicros === 0 && order.limitPriceMicros > 0 && order.limitPriceMicros < 1_000_000;
@@ -101,14 +79,15 @@ function quote(book: OrderBook, order: MarketableOrder, rules: VenueRules): { re
  *    the order is recorded REJECTED (insufficient balance or shares) with nothing moved.
  */
 export async function placePaperOrder(db: Db, accountKey: string, book: OrderBook, order: MarketableOrder, rules: VenueRules): Promise<VenueOrder> {
-  const statement = preparedSql<PaperOrderRow>(
+  const statement = preparedSql<OrderFields>(
     db,
     'place_paper_order',
     sql`
       with account as (
         select account_key from paper_accounts where account_key = ${sql.placeholder('accountKey')}::text for update
       ), earlier as (
-        select id, client_order_id, token_id, side, status, requested_micros, filled_micros, notional_micros, reason
+        select id, client_order_id as "clientOrderId", token_id as "tokenId", side, status, requested_micros as "requestedMicros",
+               filled_micros as "filledMicros", notional_micros as "notionalMicros", reason
           from paper_orders
          where account_key = ${sql.placeholder('accountKey')}::text and client_order_id = ${sql.placeholder('clientOrderId')}::text
       ), proceed as (
@@ -149,7 +128,8 @@ export async function placePaperOrder(db: Db, accountKey: string, book: OrderBoo
                case when outcome.reason is null then ${sql.placeholder('amount')}::bigint else 0 end,
                case when outcome.reason is null then 'MATCHED' else 'REJECTED' end, outcome.reason
           from proceed, outcome
-        returning id, client_order_id, token_id, side, status, requested_micros, filled_micros, notional_micros, reason
+        returning id, client_order_id as "clientOrderId", token_id as "tokenId", side, status, requested_micros as "requestedMicros",
+               filled_micros as "filledMicros", notional_micros as "notionalMicros", reason
       )
       select * from placed union all select * from earlier`,
   );
@@ -166,7 +146,7 @@ export async function placePaperOrder(db: Db, accountKey: string, book: OrderBoo
     id: newId('ord'),
   });
   if (!row) throw new Error(`paper account ${accountKey} does not exist`);
-  return fromRaw(row);
+  return toVenueOrder(row);
 }
 
 export async function findPaperOrder(db: Db, accountKey: string, clientOrderId: string): Promise<VenueOrder | null> {
