@@ -63,8 +63,11 @@ test.if(run)('requests fail fast with 503 while PostgreSQL is down, and the app 
   const outcomes: Array<Outcome & { phase: 'before' | 'down' | 'after' }> = [];
   let phase: 'before' | 'down' | 'after' = 'before';
   let stop = false;
+  // The load stops when the test ends, and by this deadline even if the test was abandoned (a test
+  // failed by an error outside its body kept 12 loops hammering a closed app: 10 GB, a hung suite).
+  const loadDeadline = Date.now() + OUTAGE_MS + 30_000;
   const loops = Array.from({ length: 12 }, async (_, k) => {
-    for (let i = 0; !stop; i++) {
+    for (let i = 0; !stop && Date.now() < loadDeadline; i++) {
       const billed = k % 3 !== 2;
       const started = phase;
       const outcome = await call(billed ? `/api/private-companies/${1 + ((i + k) % 150)}` : '/api/trading/valuation/all', billed);
@@ -73,30 +76,34 @@ test.if(run)('requests fail fast with 503 while PostgreSQL is down, and the app 
     }
   });
 
-  await Bun.sleep(500);
-  proxy.cut();
-  phase = 'down';
-  await Bun.sleep(300); // let requests in flight at the cut finish failing
-  const readyDown = performance.now();
-  const ready = await t.request('/readyz');
-  const readyMs = performance.now() - readyDown;
-  expect(ready.status).toBe(503);
-  expect(await ready.json()).toMatchObject({ status: 'unavailable', database: 'unreachable' });
-  expect(readyMs).toBeLessThan(2000);
-  await Bun.sleep(Math.max(0, OUTAGE_MS - 300));
-
-  proxy.restore();
-  phase = 'after';
-  // Recovery without a restart: within a few seconds every kind of request succeeds again.
-  const deadline = Date.now() + 10_000;
   let recovered = false;
-  while (!recovered && Date.now() < deadline) {
-    await Bun.sleep(100);
-    const recent = outcomes.filter((o) => o.phase === 'after').slice(-24);
-    recovered = recent.length >= 24 && recent.every((o) => o.status === 200);
+  let readyMs = NaN;
+  try {
+    await Bun.sleep(500);
+    proxy.cut();
+    phase = 'down';
+    await Bun.sleep(300); // let requests in flight at the cut finish failing
+    const readyDown = performance.now();
+    const ready = await t.request('/readyz');
+    readyMs = performance.now() - readyDown;
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'unavailable', database: 'unreachable' });
+    expect(readyMs).toBeLessThan(2000);
+    await Bun.sleep(Math.max(0, OUTAGE_MS - 300));
+
+    proxy.restore();
+    phase = 'after';
+    // Recovery without a restart: within a few seconds every kind of request succeeds again.
+    const deadline = Date.now() + 10_000;
+    while (!recovered && Date.now() < deadline) {
+      await Bun.sleep(100);
+      const recent = outcomes.filter((o) => o.phase === 'after').slice(-24);
+      recovered = recent.length >= 24 && recent.every((o) => o.status === 200);
+    }
+  } finally {
+    stop = true;
+    await Promise.all(loops);
   }
-  stop = true;
-  await Promise.all(loops);
   expect(recovered).toBe(true);
   expect((await t.request('/readyz')).status).toBe(200);
 
