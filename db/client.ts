@@ -58,16 +58,43 @@ export function postgresClient(url: string, poolSize: number) {
   return postgres(url, options);
 }
 
+/**
+ * postgres.js 3.4.9 starts every new connection with a query for the array types, and drops that
+ * query's promise (porsager/postgres#1192, #1205, #1223; open): when the database goes away just as a
+ * connection starts (an outage, a restart), the rejection is unhandled, which ends a Bun process —
+ * tests/db-outage.test.ts failed about one run in six on it. The types are the same for every
+ * connection and are kept in the pool's shared options, so they are fetched once: by the first
+ * query here, after which new connections skip the query. If the database does not answer now, the
+ * first successful `ping` stops the fetching instead.
+ */
+async function fetchTypesOnce(client: postgres.Sql) {
+  try {
+    await client`select 1`;
+    stopFetchingTypes(client);
+  } catch {
+    // Not reachable yet: new connections keep fetching until a ping succeeds.
+  }
+}
+
+/** After any successful query the array types are in the pool's shared options. */
+function stopFetchingTypes(client: postgres.Sql) {
+  client.options.fetch_types = false;
+}
+
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if (target.kind === 'postgres') {
     const client = postgresClient(target.url, target.poolSize ?? 10);
+    await fetchTypesOnce(client);
     const logger = target.onQuery ? { logQuery: target.onQuery } : undefined;
     const db = drizzlePostgres(client, { schema, logger }) as unknown as Db;
     return {
       db,
       kind: 'postgres',
       migrate: () => migratePostgres(db as never, { migrationsFolder }),
-      ping: async () => void (await db.execute(sql`select 1`)),
+      ping: async () => {
+        await db.execute(sql`select 1`);
+        stopFetchingTypes(client);
+      },
       close: () => client.end({ timeout: 5 }),
     };
   }

@@ -3,10 +3,13 @@
  * statements on a busy connection must still get a connection of its own. With postgres.js's
  * default pipeline limit the BEGIN that fills a connection's pipeline is not reserved (the
  * transaction fails with UNSAFE_TRANSACTION and its server-side transaction stays open under other
- * statements); db/client.ts lifts the limit. PostgreSQL only: PGlite has one connection, no pool.
+ * statements); db/client.ts lifts the limit. And a new connection whose array-type query fails (the
+ * driver drops that promise) must not end the process. PostgreSQL only: PGlite has no pool.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { postgresClient } from '../db/client.ts';
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { openDatabase, postgresClient } from '../db/client.ts';
 import { engine, freshDatabase, type TestDatabase } from './harness/databases.ts';
 
 const onPostgres = engine === 'postgres';
@@ -35,4 +38,31 @@ test.skipIf(!onPostgres)('a transaction queued behind a full pipeline gets its o
   } finally {
     await client.end({ timeout: 5 });
   }
+});
+
+
+test.skipIf(!onPostgres)('new connections do not run the array-type query whose failure postgres.js leaves unhandled', async () => {
+  const url = database!.url!;
+  const name = new URL(url).pathname.slice(1);
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  // Opening the database runs one statement on one connection (the types are fetched there, once).
+  const pool = await openDatabase({ kind: 'postgres', url, poolSize: 4 });
+  const attempt = () => pool.db.execute(sql`select 1`).then(() => 'ok', (error: { code?: string }) => error.code ?? 'error');
+  try {
+    // Every statement of a connection opened from now on times out after 1 ms. The driver's own
+    // pg_type query, were a new connection to send it, would be cancelled (porsager/postgres#1192)
+    // and its dropped promise would fail this test with an unhandled rejection. Eight statements at
+    // once open the pool's other three connections; their own failures are handled.
+    await admin.unsafe(`alter database ${name} set statement_timeout = 1`);
+    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 8 }, attempt));
+    await Bun.sleep(100); // a dropped promise's rejection would surface by now
+  } finally {
+    await admin.unsafe(`alter database ${name} reset statement_timeout`);
+    await admin.end({ timeout: 5 });
+  }
+  // The types fetched once serve arrays on every connection, the ones opened later included.
+  const read = () => pool.db.execute(sql`select ${'{a,b}'}::text[] as words, array[1, 2]::bigint[] as numbers`);
+  const answers = await Promise.all(Array.from({ length: 8 }, read));
+  for (const rows of answers) expect((rows as unknown as unknown[])[0]).toEqual({ words: ['a', 'b'], numbers: ['1', '2'] });
+  await pool.close();
 });

@@ -1,0 +1,18 @@
+import postgres from 'postgres';
+process.on('unhandledRejection', (e: any) => console.log('UNHANDLED', e?.code, e?.query?.slice?.(0, 60)));
+process.on('uncaughtException', (e: any) => console.log('UNCAUGHT', e?.code));
+const url = 'postgres://postgres@127.0.0.1:5432/probe2';
+const root = postgres('postgres://postgres@127.0.0.1:5432/postgres', { max: 1, onnotice: () => {} });
+await root.unsafe('drop database if exists probe2 with (force)'); await root.unsafe('create database probe2');
+const pool = postgres(url, { max: 4, onnotice: () => {}, debug: (_c: number, q: string) => { if (q.includes('typarray')) console.log('types query sent'); } });
+await pool`select 1`; (pool.options as any).fetch_types = false; console.log('flipped');
+const term = () => root`select pg_terminate_backend(pid) from pg_stat_activity where datname = 'probe2'`;
+await root.unsafe('alter database probe2 set statement_timeout = 1');
+await term();
+const attempt = () => pool`select 1`.then(() => 'ok', (e: any) => e.code);
+for (let r = 0; r < 5; r++) console.log(await Promise.all(Array.from({ length: 8 }, attempt)));
+await root.unsafe('alter database probe2 reset statement_timeout');
+await term();
+console.log(await Promise.all(Array.from({ length: 4 }, attempt)));
+console.log(await pool`select ${'{a,b}'}::text[] as w`);
+await pool.end(); await root.unsafe('drop database probe2 with (force)'); await root.end();
