@@ -105,6 +105,11 @@ const envSchema = z.object({
   RATE_LIMIT_IP_RPS: rate(20),
   RATE_LIMIT_IP_BURST: int(40, 1, 1_000_000),
   TRUST_PROXY: boolean(false),
+  TRUST_PROXY_HOPS: int(1, 1, 10),
+  RATE_LIMIT_AUTH_FAILURE_RPS: rate(1),
+  RATE_LIMIT_AUTH_FAILURE_BURST: int(20, 1, 1_000_000),
+  REDIS_TIMEOUT_MS: int(50, 5, 10_000),
+  DATABASE_START_TIMEOUT_MS: int(30_000, 0, 600_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   SEED_ON_START: boolean(true),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
@@ -153,8 +158,15 @@ export interface Config {
   billingSynchronousCommit: boolean;
   corsOrigins: string[];
   redisUrl?: string;
-  rateLimits: { key: RateRule; trade: RateRule; ip: RateRule };
+  /** authFailure: failed authentications (unknown, revoked or malformed keys) per client IP. */
+  rateLimits: { key: RateRule; trade: RateRule; ip: RateRule; authFailure: RateRule };
   trustProxy: boolean;
+  /** How many proxies we run in front of the service: the client IP is the address the outermost one saw. */
+  trustProxyHops: number;
+  /** Deadline of one Redis call; past it the request goes unlimited (rate limiting fails open). */
+  redisTimeoutMs: number;
+  /** How long a starting server retries an unreachable PostgreSQL before it gives up (exit 69). */
+  databaseStartTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   seedOnStart: boolean;
   shutdownTimeoutMs: number;
@@ -199,8 +211,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       key: { rps: e.RATE_LIMIT_KEY_RPS, burst: e.RATE_LIMIT_KEY_BURST },
       trade: { rps: e.RATE_LIMIT_TRADE_RPS, burst: e.RATE_LIMIT_TRADE_BURST },
       ip: { rps: e.RATE_LIMIT_IP_RPS, burst: e.RATE_LIMIT_IP_BURST },
+      authFailure: { rps: e.RATE_LIMIT_AUTH_FAILURE_RPS, burst: e.RATE_LIMIT_AUTH_FAILURE_BURST },
     },
     trustProxy: e.TRUST_PROXY,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
+    redisTimeoutMs: e.REDIS_TIMEOUT_MS,
+    databaseStartTimeoutMs: e.DATABASE_START_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     seedOnStart: e.SEED_ON_START,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -60,7 +60,7 @@ describe('configuration', () => {
       port: 3000,
       database: { kind: 'pglite', dataDir: './.data' },
       costPerRequestMicros: 2000,
-      rateLimits: { key: { rps: 50, burst: 100 }, trade: { rps: 10, burst: 20 }, ip: { rps: 20, burst: 40 } },
+      rateLimits: { key: { rps: 50, burst: 100 }, trade: { rps: 10, burst: 20 }, ip: { rps: 20, burst: 40 }, authFailure: { rps: 1, burst: 20 } },
       corsOrigins: [],
       dashboardKeys: [],
     });

@@ -28,6 +28,8 @@ export const TEST_ENV: Record<string, string> = {
   RATE_LIMIT_TRADE_BURST: '100000',
   RATE_LIMIT_IP_RPS: '100000',
   RATE_LIMIT_IP_BURST: '100000',
+  RATE_LIMIT_AUTH_FAILURE_RPS: '100000',
+  RATE_LIMIT_AUTH_FAILURE_BURST: '100000',
 };
 
 export interface TestApp {
