@@ -4,6 +4,7 @@
  * the database, exit.
  */
 import { createApp } from './app.ts';
+import { serveOptions } from './http/serve-options.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { closeServices, openServices } from './start.ts';
 
@@ -21,7 +22,7 @@ const app = createApp(services);
 const server = Bun.serve({
   port: config.port,
   hostname: config.host,
-  maxRequestBodySize: config.maxBodyBytes,
+  ...serveOptions(config),
   fetch: (request, srv) => app.handle(request, { clientIp: () => srv.requestIP(request)?.address }),
 });
 services.logger.info('listening', {
