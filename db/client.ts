@@ -20,8 +20,12 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /** Applies pending migrations from db/migrations (idempotent). */
   migrate(): Promise<void>;
-  /** Resolves when the database answers a trivial query. */
-  ping(): Promise<void>;
+  /**
+   * Resolves when the database answers a trivial query; rejects if it fails or has not answered
+   * within `timeoutMs` (default 1 s: a frozen database — connection up, no answers — must not hold
+   * a readiness probe for the driver's own timeouts).
+   */
+  ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -58,6 +62,25 @@ export function postgresClient(url: string, poolSize: number) {
   return postgres(url, options);
 }
 
+export const PING_TIMEOUT_MS = 1_000;
+
+export class PingTimeout extends Error {
+  override name = 'PingTimeout';
+}
+
+/** `work`'s outcome, or a PingTimeout after `ms`; the timer never outlives the race. */
+async function within<T>(work: PromiseLike<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new PingTimeout(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * postgres.js 3.4.9 starts every new connection with a query for the array types, and drops that
  * query's promise (porsager/postgres#1192, #1205, #1223; open): when the database goes away just as a
@@ -69,7 +92,9 @@ export function postgresClient(url: string, poolSize: number) {
  */
 async function fetchTypesOnce(client: postgres.Sql) {
   try {
-    await client`select 1`;
+    // Bounded like a ping: an unreachable host must not hold the start here (postgres.js's
+    // connect_timeout did not fire under Bun for a host that drops packets: it waited for ever).
+    await within(client`select 1`, PING_TIMEOUT_MS);
     stopFetchingTypes(client);
   } catch {
     // Not reachable yet: new connections keep fetching until a ping succeeds.
@@ -91,8 +116,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       db,
       kind: 'postgres',
       migrate: () => migratePostgres(db as never, { migrationsFolder }),
-      ping: async () => {
-        await db.execute(sql`select 1`);
+      ping: async (timeoutMs = PING_TIMEOUT_MS) => {
+        await within(db.execute(sql`select 1`), timeoutMs);
         stopFetchingTypes(client);
       },
       close: () => client.end({ timeout: 5 }),
@@ -111,7 +136,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     db,
     kind: 'pglite',
     migrate: () => migratePglite(db as never, { migrationsFolder }),
-    ping: async () => void (await client.query('select 1')),
+    ping: async (timeoutMs = PING_TIMEOUT_MS) => void (await within(client.query('select 1'), timeoutMs)),
     close: () => client.close(),
   };
 }

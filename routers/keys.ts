@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../server/accounts/api-keys.ts';
 import { router } from '../server/trpc/init.ts';
-import { dashboardProcedure } from '../server/trpc/procedures.ts';
+import { accountCreatingProcedure, dashboardProcedure } from '../server/trpc/procedures.ts';
 import { iso, isoOrNull, isoString, noInput } from './params.ts';
 
 const TAG = ['API keys (dashboard)'];
@@ -25,7 +25,8 @@ export const keysRouter = router({
       return { keys: keys.map((k) => ({ ...k, createdAt: iso(k.createdAt), lastUsed: isoOrNull(k.lastUsed) })) };
     }),
 
-  create: dashboardProcedure
+  /** The one dashboard route that may name a new account: its first key creates it. */
+  create: accountCreatingProcedure
     .meta({
       openapi: { method: 'POST', path: '/keys', tags: TAG, summary: 'Create an API key; the full key is returned only here' },
       successStatus: 201,

@@ -4,39 +4,87 @@
  * Each call returns a new schema instance (nothing is shared, nothing is mutated later).
  */
 import { z } from 'zod';
+import { INPUT_LIMITS } from '../server/http/input-limits.ts';
 import { hasMicroPrecision } from '../server/lib/money.ts';
 
-const DECIMAL_INT = /^-?\d{1,16}$/;
-
-/** A whole number given as a JSON number or a plain decimal string (`0x2`, `1e2`, `1.5`, `` are refused). */
-export function wholeNumber(opts: { min?: number; max?: number } = {}) {
-  let n = z
-    .number({ error: (issue) => (issue.input === undefined ? undefined : 'must be a whole number in decimal digits') })
-    .int({ error: 'must be a whole number in decimal digits' });
-  if (opts.min !== undefined) n = n.min(opts.min);
-  if (opts.max !== undefined) n = n.max(opts.max);
-  return z.preprocess((v) => (typeof v === 'string' && DECIMAL_INT.test(v) ? Number(v) : v), n);
-}
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const DIGITS = /^-?\d+$/;
+const NOT_WHOLE = 'must be a whole number in decimal digits';
 
 /**
- * An ISO 8601 instant, or a date (`2026-11-22`). A date means the start of that UTC day, or its last
- * millisecond with `endOfDay` (so `to=2026-11-22` includes the whole day).
+ * A whole number from `min` to `max`, given as a JSON number or a plain decimal string (`0x2`,
+ * `1e2`, `1.5`, `` are refused). Each failure says its own rule: not a whole number, or out of range
+ * ("must be from 1 to 200"; a range failure stops there, so it is the one message).
  */
+export function wholeNumber(opts: { min: number; max: number }) {
+  const range = { error: `must be from ${opts.min} to ${opts.max}`, abort: true };
+  const n = z
+    .number({ error: (issue) => (issue.input === undefined ? undefined : NOT_WHOLE) })
+    .min(opts.min, range)
+    .max(opts.max, range)
+    .int({ error: NOT_WHOLE });
+  return z.preprocess((v) => (typeof v === 'string' && DIGITS.test(v) ? digitsToNumber(v) : v), n);
+}
+
+/** Digits too many for a double still make a (huge) number, so the answer names the range. */
+function digitsToNumber(digits: string): number {
+  const n = Number(digits);
+  return Number.isFinite(n) ? n : Math.sign(n) * Number.MAX_VALUE;
+}
+
+// The instants a date parameter may name (INPUT_LIMITS.minDate/maxDate): both databases store them,
+// and JavaScript prints them as four-digit ISO 8601 years.
+const EARLIEST = Date.parse(`${INPUT_LIMITS.minDate}T00:00:00.000Z`);
+const LATEST = Date.parse(`${INPUT_LIMITS.maxDate}T23:59:59.999Z`);
+
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2})))?$/;
+const NOT_ISO = 'must be an ISO 8601 date or date-time, e.g. 2026-11-22 or 2026-11-22T06:00:00Z';
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+const daysIn = (year: number, month: number) => (month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!);
+const END_OF_DAY_MS = 86_400_000 - 1;
+
+/**
+ * The one ISO 8601 parser for every date input: a real calendar date (no 2026-02-31 rolling over
+ * into March), a real time (hours 00–23, minutes and seconds 00–59), an offset within ±14:00, and
+ * an instant within INPUT_LIMITS.minDate–maxDate. A date alone means the start of that UTC day, or its last
+ * millisecond with `endOfDay`. Returns the Date, or the rule the text broke.
+ */
+export function parseIsoInstant(text: string, opts: { endOfDay?: boolean } = {}): Date | string {
+  const m = ISO_INSTANT.exec(text);
+  if (!m) return NOT_ISO;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return 'is not a real calendar date';
+  let ms: number;
+  if (m[4] === undefined) {
+    ms = opts.endOfDay ? END_OF_DAY_MS : 0;
+  } else {
+    const [hour, minute, second] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
+    if (hour > 23 || minute > 59 || second > 59) return 'is not a real time of day';
+    const offsetMinutes = m[8] === 'Z' ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
+    if (Number(m[11]) > 59 || Math.abs(offsetMinutes) > 14 * 60) return 'has an offset outside -14:00 to +14:00';
+    ms = ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 + Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  }
+  // Date.UTC maps years 0-99 to 1900-1999: set the year itself.
+  const midnight = new Date(0);
+  midnight.setUTCFullYear(year, month - 1, day);
+  const instant = midnight.getTime() + ms;
+  if (instant < EARLIEST || instant > LATEST) return `must be from ${INPUT_LIMITS.minDate} to ${INPUT_LIMITS.maxDate} (UTC)`;
+  return new Date(instant);
+}
+
+/** A date parameter (see parseIsoInstant); a 400 names the parameter and the rule it broke. */
 export function isoInstant(opts: { endOfDay?: boolean; description?: string } = {}) {
   return z
     .string()
     .meta({ description: opts.description, example: '2026-11-22' })
-    .refine((s) => DATE_ONLY.test(s) || DATE_TIME.test(s), 'must be an ISO 8601 date or date-time, e.g. 2026-11-22 or 2026-11-22T06:00:00Z')
     .transform((s, ctx) => {
-      const date = DATE_ONLY.test(s) ? new Date(`${s}T${opts.endOfDay ? '23:59:59.999' : '00:00:00.000'}Z`) : new Date(s);
-      if (Number.isNaN(date.getTime())) {
-        ctx.addIssue({ code: 'custom', message: 'is not a real date' });
+      const parsed = parseIsoInstant(s, opts);
+      if (typeof parsed === 'string') {
+        ctx.addIssue({ code: 'custom', message: parsed });
         return z.NEVER;
       }
-      return date;
+      return parsed;
     });
 }
 

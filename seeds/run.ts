@@ -1,6 +1,11 @@
 /** `npm run seed`: migrates and loads the seed data into the configured database (idempotent). */
 import { loadConfig } from '../server/config.ts';
-import { closeServices, openServices } from '../server/start.ts';
+import { closeServices, exitOnStartupFailure, openServices } from '../server/start.ts';
 
-const services = await openServices(loadConfig(), { seed: true });
-await closeServices(services);
+try {
+  const services = await openServices(loadConfig(), { seed: true });
+  await closeServices(services);
+} catch (error) {
+  exitOnStartupFailure(error); // a bad variable, a locked data directory, PostgreSQL not answering: one line
+  throw error;
+}

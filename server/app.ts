@@ -15,7 +15,9 @@ import { Elysia } from 'elysia';
 import { appRouter } from '../routers/index.ts';
 import { errorResponse, toPublicError, ApiError, type PublicError } from './errors.ts';
 import { createCorsPolicy } from './http/cors.ts';
+import { bodyTooLarge, declaresTooLargeBody } from './http/body-reader.ts';
 import { docsAssets } from './http/docs/assets.ts';
+import { assertQueryParameterCount } from './http/input-checks.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { requestTarget, type RequestTarget } from './http/request-target.ts';
 import { JsonResponses, withResponseHeaders } from './http/response-headers.ts';
@@ -53,7 +55,7 @@ export function createApp(services: Services) {
   const scopes = new WeakMap<Request, RequestScope>();
   const rest = createRestBridge(appRouter);
   const trpc = createTrpcEndpoint(appRouter);
-  const openApiDocument = buildOpenApiDocument(appRouter, rest.table);
+  const openApiDocument = buildOpenApiDocument(appRouter, rest.table, { maxBodyBytes: config.maxBodyBytes });
   const openApiJson = JSON.stringify(openApiDocument);
   const cors = createCorsPolicy(config.corsOrigins);
 
@@ -76,7 +78,8 @@ export function createApp(services: Services) {
     .get('/healthz', () => Response.json({ status: 'ok' }))
     .get('/readyz', async () => {
       try {
-        await services.database.ping();
+        // Bounded: a frozen database (connection up, no answers) is "unavailable" within 1 s.
+        await services.database.ping(900);
         return Response.json({ status: 'ready', database: 'ok' });
       } catch {
         return Response.json({ status: 'unavailable', database: 'unreachable' }, { status: 503 });
@@ -89,21 +92,39 @@ export function createApp(services: Services) {
       `${TRPC_PREFIX}/*`,
       async ({ request }) => {
         const scope = scopes.get(request)!;
-        const { response, failures } = await trpc(request, contextFor(request, scope, 'trpc'));
+        const { response, failures } = await trpc(request, contextFor(request, scope, 'trpc'), config.maxBodyBytes);
         scope.failures.push(...failures);
         return response;
       },
       { parse: 'none' },
     );
 
-  /** The client address, computed once on first use. */
+  /**
+   * The client address, computed once on first use. Behind TRUST_PROXY_HOPS trusted proxies, each
+   * appends the address it received from to X-Forwarded-For, so the client is the hops-th entry from
+   * the right: the one our outermost proxy wrote. Entries left of it are the client's own writing and
+   * never used. A header with fewer entries than hops (a request that skipped a proxy) gives its
+   * leftmost entry; no header (or an empty entry) gives the socket peer.
+   */
   function clientIpOf(request: Request, peer: HandleOptions['clientIp']): () => string {
     let known: string | undefined;
     return () => {
       if (known !== undefined) return known;
-      const forwarded = config.trustProxy ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+      const header = config.trustProxy ? request.headers.get('x-forwarded-for') : null;
+      const forwarded = header === null ? undefined : forwardedClient(header, config.trustProxyHops);
       return (known = forwarded || (typeof peer === 'function' ? peer() : peer) || 'unknown');
     };
+  }
+
+  /** The hops-th comma-separated entry from the right (or the leftmost when there are fewer), trimmed. */
+  function forwardedClient(header: string, hops: number): string {
+    let end = header.length;
+    let start = header.lastIndexOf(',', end - 1) + 1;
+    for (let hop = 1; hop < hops && start > 0; hop++) {
+      end = start - 1;
+      start = header.lastIndexOf(',', end - 1) + 1;
+    }
+    return header.slice(start, end).trim();
   }
 
   const logRequests = logger.enabled('info');
@@ -113,10 +134,12 @@ export function createApp(services: Services) {
     try {
       return route(request, options);
     } catch (cause) {
-      // Nothing above should throw; if it does, the answer is still ours (and the cause is logged).
-      const body = toPublicError(cause, 'unknown');
+      // Nothing above should throw; if it does, the answer is still ours (and the cause is logged)
+      // under the id the client sent, when it is a valid one, else a fresh id.
+      const presentedId = request.headers.get('x-request-id');
+      const body = toPublicError(cause, presentedId && REQUEST_ID.test(presentedId) ? presentedId : newId('req'));
       logger.error('request failed', { requestId: body.requestId, code: body.code, error: describeError(cause) });
-      return errorResponse(body);
+      return errorResponse(body, { 'X-Request-Id': body.requestId });
     }
   }
 
@@ -142,6 +165,9 @@ export function createApp(services: Services) {
 
     try {
       if (!target) throw new ApiError('BAD_REQUEST', 'Invalid Host header');
+      // Bounds that hold on every path, before anything reads the body or parses the query.
+      if (declaresTooLargeBody(request, config.maxBodyBytes)) throw bodyTooLarge(config.maxBodyBytes);
+      if (target.search) assertQueryParameterCount(target.search);
       const verdict = cors(request);
       if (verdict.kind === 'forbidden') throw new ApiError('FORBIDDEN_ORIGIN', `Origin ${verdict.origin} is not allowed`);
       if (verdict.kind === 'preflight') return done(withResponseHeaders(new Response(null, { status: 204, headers: verdict.headers }), scope));

@@ -10,7 +10,13 @@
  *   npm run cli -- reencrypt-credentials   (after setting a new TRADING_ENCRYPTION_KEY and listing
  *                                           the old one in TRADING_ENCRYPTION_PREVIOUS_KEYS)
  *
- * Output is JSON on stdout; errors go to stderr with exit code 1 (2 for usage errors).
+ * stdout is exactly one JSON document (the answer), so `npm run -s cli -- show --account acme | jq`
+ * works; log lines and errors go to stderr. Exit codes: 1 for an error (an unknown account), 2 for
+ * usage and configuration errors, 75 when a running server holds the embedded data directory (use
+ * its HTTP/dashboard routes then), 69 when PostgreSQL did not answer in time.
+ *
+ * Only create-key creates an account; every other command on an unknown account fails, so a typo
+ * never funds or configures a new account.
  */
 import { parseArgs } from 'node:util';
 import { creditAccount, ensureAccount, getAccount, setAccountRate } from './accounts/accounts.ts';
@@ -18,7 +24,9 @@ import { createApiKey, listApiKeys, revokeApiKey } from './accounts/api-keys.ts'
 import { ConfigError, loadConfig } from './config.ts';
 import { ApiError } from './errors.ts';
 import { reencryptAllCredentials } from './trading/credentials.ts';
+import { createLogger } from './lib/logger.ts';
 import { microsToUsd, parseUsd } from './lib/money.ts';
+import { StartupError } from './lib/startup-error.ts';
 import type { Services } from './services.ts';
 import { closeServices, openServices } from './start.ts';
 
@@ -26,6 +34,8 @@ const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|show>
        cli reencrypt-credentials`;
 
 export class UsageError extends Error {}
+
+const COMMANDS = new Set(['create-key', 'list-keys', 'revoke-key', 'credit', 'set-rate', 'show']);
 
 function required(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`--${flag} is required\n${USAGE}`);
@@ -38,13 +48,32 @@ function usd(value: string | undefined): number {
   return micros;
 }
 
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { account: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' }, usd: { type: 'string' }, reference: { type: 'string' } },
+    });
+  } catch (error) {
+    // An unknown or value-less flag (`--acount`): a usage error, not a stack trace.
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+}
+
+/** The account a command (other than create-key) works on; an unknown one is an error, never created. */
+async function existingAccount(services: Services, accountId: string) {
+  try {
+    return await getAccount(services.database.db, accountId);
+  } catch (error) {
+    if (error instanceof ApiError && error.apiCode === 'NOT_FOUND') throw new ApiError('NOT_FOUND', `no account ${accountId}; create it with create-key`);
+    throw error;
+  }
+}
+
 /** Runs one command against open services; returns what it prints. */
 export async function runCli(argv: string[], services: Services): Promise<unknown> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { account: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' }, usd: { type: 'string' }, reference: { type: 'string' } },
-  });
+  const { positionals, values } = parseCommandLine(argv);
   const db = services.database.db;
   const command = positionals[0];
   if (command === 'reencrypt-credentials') {
@@ -52,6 +81,8 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
   }
   const accountId = required(values.account, 'account');
   if (!/^[A-Za-z0-9._:@-]{1,128}$/.test(accountId)) throw new UsageError('--account must be 1-128 characters of A-Z a-z 0-9 . _ : @ -');
+  if (!COMMANDS.has(command ?? '')) throw new UsageError(USAGE);
+  if (command !== 'create-key') await existingAccount(services, accountId);
   switch (command) {
     case 'create-key': {
       await ensureAccount(db, accountId);
@@ -65,14 +96,12 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
     case 'revoke-key':
       return revokeApiKey(db, { accountId, keyId: required(values.key, 'key') });
     case 'credit': {
-      await ensureAccount(db, accountId);
       const result = await creditAccount(db, { accountId, amountMicros: usd(values.usd), reference: required(values.reference, 'reference') });
       return { accountId, credited: result.credited, balanceUsd: microsToUsd(result.balanceMicros) };
     }
     case 'set-rate': {
-      await ensureAccount(db, accountId);
-      const account = await setAccountRate(db, { accountId, costPerRequestMicros: usd(values.usd) });
-      return { accountId, costPerRequestUsd: microsToUsd(account.costPerRequestMicros ?? 0) };
+      const updated = await setAccountRate(db, { accountId, costPerRequestMicros: usd(values.usd) });
+      return { accountId, costPerRequestUsd: microsToUsd(updated.costPerRequestMicros ?? 0) };
     }
     case 'show': {
       const account = await getAccount(db, accountId);
@@ -88,15 +117,26 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
   }
 }
 
+/** What stderr says about a failure: the message of the errors we raise; others in one line too (LOG_LEVEL=debug: with the stack). */
+function errorLine(error: unknown): unknown {
+  if (error instanceof ApiError || error instanceof UsageError || error instanceof ConfigError || error instanceof StartupError) return error.message;
+  if (process.env.LOG_LEVEL === 'debug') return error;
+  return `error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+}
+
 if (import.meta.main) {
+  // stdout carries the answer only: whatever else would print there (a library's console.log) goes to stderr.
+  const printAnswer = (answer: unknown) => process.stdout.write(JSON.stringify(answer, null, 2) + '\n');
+  console.log = console.info = console.debug = console.error;
   let exitCode = 0;
   let services: Services | undefined;
   try {
-    services = await openServices(loadConfig({ LOG_LEVEL: 'warn', ...process.env }), { seed: false });
-    console.log(JSON.stringify(await runCli(process.argv.slice(2), services), null, 2));
+    const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
+    services = await openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') });
+    printAnswer(await runCli(process.argv.slice(2), services));
   } catch (error) {
-    exitCode = error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
-    console.error(error instanceof ApiError || error instanceof UsageError || error instanceof ConfigError ? error.message : error);
+    exitCode = error instanceof StartupError ? error.exitCode : error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
+    console.error(errorLine(error));
   } finally {
     if (services) await closeServices(services);
   }

@@ -83,7 +83,7 @@ function describeIssue(issue: core.$ZodIssue): string {
 function fromZod(error: ZodError): { code: ErrorCode; message: string } {
   const first = error.issues[0];
   const field = first?.path[0];
-  const code = (typeof field === 'string' && FIELD_ERROR_CODES[field]) || 'BAD_REQUEST';
+  const code = (typeof field === 'string' && Object.hasOwn(FIELD_ERROR_CODES, field) && FIELD_ERROR_CODES[field]) || 'BAD_REQUEST';
   return { code, message: error.issues.slice(0, 3).map(describeIssue).join('; ') || 'Invalid input' };
 }
 

@@ -9,7 +9,8 @@ import { validateRows } from './companies/record.ts';
 import { ImportFileError, readImportFile } from './companies/import-file.ts';
 import { upsertCompanies, type UpsertReport } from './companies/store.ts';
 import { loadConfig } from './config.ts';
-import { closeServices, openServices } from './start.ts';
+import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
+import { createLogger } from './lib/logger.ts';
 
 export interface FileOutcome {
   file: string;
@@ -53,7 +54,14 @@ if (import.meta.main) {
     console.error('usage: import:companies FILE.json|FILE.csv [...]');
     process.exit(2);
   }
-  const services = await openServices(loadConfig({ LOG_LEVEL: 'warn', ...process.env }), { seed: false });
+  const open = async () => {
+    const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
+    return openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') });
+  };
+  const services = await open().catch((error) => {
+    exitOnStartupFailure(error); // a bad variable, a locked data directory, PostgreSQL not answering: one line
+    throw error;
+  });
   let refused = 0;
   try {
     for (const file of files) {

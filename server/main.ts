@@ -1,31 +1,109 @@
 /**
- * The server process: configuration → database (migrated, seeded) → HTTP on PORT.
+ * The server process: configuration → the port (bound first, answering 503 "starting") → database
+ * (locked if embedded, waited for if PostgreSQL, migrated, seeded) → the app on that port.
+ * Nothing touches data before the port is ours, and whatever stops a start is one line on stderr
+ * and an exit code (lib/startup-error.ts), never a stack trace.
  * SIGTERM/SIGINT: stop accepting, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_MS), close
- * the database, exit.
+ * the database, exit. While starting, they stop the start at once (exit 0).
  */
 import { createApp } from './app.ts';
+import { errorResponse } from './errors.ts';
 import { serveOptions } from './http/serve-options.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
-import { closeServices, openServices } from './start.ts';
+import { loadConfig, type Config } from './config.ts';
+import { newId } from './lib/ids.ts';
+import { createLogger } from './lib/logger.ts';
+import { EXIT, StartAborted } from './lib/startup-error.ts';
+import type { Services } from './services.ts';
+import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
+
+function exitWith(message: string, code: number): never {
+  console.error(message);
+  process.exit(code);
+}
 
 let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(error.message);
-  process.exit(78); // EX_CONFIG
+  exitOnStartupFailure(error);
+  throw error;
+}
+const logger = createLogger(config.logLevel);
+
+/** Every request while the database is being opened: 503 in our error shape, retry shortly. */
+function starting(): Response {
+  const requestId = newId('req');
+  return errorResponse(
+    { code: 'SERVICE_UNAVAILABLE', message: 'The server is starting; retry shortly', status: 503, requestId },
+    { 'retry-after': '1', 'x-request-id': requestId },
+  );
 }
 
-const services = await openServices(config);
+function listen(fetch: (request: Request, srv: Bun.Server<undefined>) => Response | Promise<Response>) {
+  try {
+    return Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      ...serveOptions(config),
+      fetch,
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') exitWith(`port ${config.port} on ${config.host} is in use; stop the other process or set PORT`, EXIT.tempfail);
+    exitWith(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`, 1);
+  }
+}
+
+const server = listen(starting);
+const startup = new AbortController();
+let services: Services | undefined;
+let stopping = false;
+
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info('shutting down', { signal });
+  if (!services) {
+    // The start unwinds at its next step (a PostgreSQL wait at once) and exits below; a step that
+    // hangs (a database that never answers) gets SHUTDOWN_TIMEOUT_MS, as in-flight requests do.
+    startup.abort();
+    setTimeout(() => exitWith(`still starting after SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms); exiting`, 1), config.shutdownTimeoutMs).unref();
+    return;
+  }
+  const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
+  // stop(false): close the listener now, resolve once in-flight requests have finished.
+  await Promise.race([server.stop(false), deadline]);
+  await server.stop(true);
+  await closeServices(services);
+  logger.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+try {
+  services = await openServices(config, { logger, signal: startup.signal });
+} catch (error) {
+  await server.stop(true);
+  if (error instanceof StartAborted) {
+    logger.info('stopped', { while: 'starting' });
+    process.exit(0);
+  }
+  exitOnStartupFailure(error);
+  // Anything else is unexpected: still one line, with the stack only when asked for (LOG_LEVEL=debug).
+  exitWith(config.logLevel === 'debug' && error instanceof Error ? String(error.stack) : `cannot start: ${describe(error)}`, 1);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+}
+
 const app = createApp(services);
-const server = Bun.serve({
-  port: config.port,
-  hostname: config.host,
+server.reload({
   ...serveOptions(config),
   fetch: (request, srv) => app.handle(request, { clientIp: () => srv.requestIP(request)?.address }),
 });
-services.logger.info('listening', {
+logger.info('listening', {
   url: `http://${config.host}:${server.port}`,
   database: config.database.kind,
   rateLimiter: config.redisUrl ? 'redis' : 'memory',
@@ -33,21 +111,5 @@ services.logger.info('listening', {
 });
 
 if (config.dashboardKeys.length === 0) {
-  services.logger.warn('DASHBOARD_KEYS is empty: key management and account funding are disabled (npm run cli still works)');
+  logger.warn('DASHBOARD_KEYS is empty: key management and account funding are disabled (npm run cli still works)');
 }
-
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  services.logger.info('shutting down', { signal });
-  const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
-  // stop(false): close the listener now, resolve once in-flight requests have finished.
-  await Promise.race([server.stop(false), deadline]);
-  await server.stop(true);
-  await closeServices(services);
-  services.logger.info('stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -14,7 +14,8 @@ import { fetchGammaEvent } from './events/gamma-client.ts';
 import { applyEventSync, planEventSync } from './events/gamma-sync.ts';
 import { listEvents } from './events/queries.ts';
 import type { Services } from './services.ts';
-import { closeServices, openServices } from './start.ts';
+import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
+import { createLogger } from './lib/logger.ts';
 
 const gammaUrl = z.url({ protocol: /^https?$/ });
 
@@ -52,11 +53,14 @@ if (import.meta.main) {
     const { values } = parseArgs({ args: process.argv.slice(2), options: { event: { type: 'string', multiple: true }, 'gamma-url': { type: 'string' }, 'dry-run': { type: 'boolean' } } });
     const url = gammaUrl.safeParse(values['gamma-url'] ?? process.env.GAMMA_API_URL ?? 'https://gamma-api.polymarket.com');
     if (!url.success) throw new ConfigError('GAMMA_API_URL / --gamma-url must be an http(s) URL');
-    services = await openServices(loadConfig({ LOG_LEVEL: 'warn', ...process.env }), { seed: false });
+    const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
+    // stdout is one JSON line per event: log lines go to stderr.
+    services = await openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') });
     const lines = await syncEvents(services, { events: values.event, gammaUrl: url.data, dryRun: values['dry-run'] ?? false });
     for (const line of lines) console.log(JSON.stringify(line));
     if (lines.some((l) => Array.isArray(l.problems) && l.problems.length)) exitCode = 1;
   } catch (error) {
+    exitOnStartupFailure(error); // a locked data directory, PostgreSQL not answering: one line, its exit code
     exitCode = error instanceof ConfigError || (error as Error).name === 'TypeError' ? 2 : 1;
     console.error(error instanceof ConfigError ? error.message : error);
   } finally {

@@ -14,10 +14,20 @@ import { seedDatabase } from '../seeds/index.ts';
 import { creditAccount, ensureAccount } from '../server/accounts/accounts.ts';
 import { createApiKey } from '../server/accounts/api-keys.ts';
 import { createLogger } from '../server/lib/logger.ts';
+import { loadConfig } from '../server/config.ts';
 import { engine, freshDatabase, type TestDatabase } from './harness/databases.ts';
+import { PacedLoad } from './harness/paced-load.ts';
 import { startServer } from './harness/server-process.ts';
 
 const KEY = 'c'.repeat(64);
+/** 16 clients on a billed route; the server is killed after KILL_AFTER_MS. */
+const CLIENTS = 16;
+const KILL_AFTER_MS = 1500;
+/** The clients stop by then even if the kill is late; the funding covers every request until then. */
+const LOAD_MS = KILL_AFTER_MS + 10_000;
+/** One request per millisecond and client at most: funding and rate limits are sized from that bound. */
+const PACE_MS = 1;
+const bound = new PacedLoad(CLIENTS, PACE_MS, LOAD_MS);
 let dataDir: string | undefined;
 let pg: TestDatabase | undefined;
 
@@ -28,10 +38,11 @@ async function open(): Promise<Database> {
 const serverEnv = () => ({
   TRADING_ENCRYPTION_KEY: KEY,
   SEED_ON_START: 'false',
-  RATE_LIMIT_KEY_RPS: '100000',
-  RATE_LIMIT_KEY_BURST: '100000',
+  ...bound.unreachableLimitsEnv(),
   ...(pg ? { DATABASE_URL: pg.url! } : { DATA_DIR: dataDir! }),
 });
+/** Every request the load can send, and the billing read after the restart (set once the database is known). */
+let fundsMicros: number;
 
 let apiKey: string;
 beforeAll(async () => {
@@ -41,7 +52,8 @@ beforeAll(async () => {
   await db.migrate();
   await seedDatabase(db.db, createLogger('silent'));
   await ensureAccount(db.db, 'crash-billing');
-  await creditAccount(db.db, { accountId: 'crash-billing', amountMicros: 100_000_000, reference: 'crash' });
+  fundsMicros = (bound.maxRequests() + 1) * loadConfig(serverEnv()).costPerRequestMicros;
+  await creditAccount(db.db, { accountId: 'crash-billing', amountMicros: fundsMicros, reference: 'crash' });
   apiKey = (await createApiKey(db.db, { accountId: 'crash-billing', name: 'load' })).key;
   if (!pg) await db.close();
 }, 60_000);
@@ -54,9 +66,11 @@ test('SIGKILL under billed load loses and duplicates nothing', async () => {
   const server = await startServer(serverEnv());
   const succeeded: string[] = [];
   let stop = false;
-  // 16 clients hammering a billed route until the process dies under them.
-  const clients = Array.from({ length: 16 }, async (_, c) => {
-    for (let i = 0; !stop; i++) {
+  // The clients hammer a billed route until the process dies under them (at their pace, by LOAD_MS).
+  const load = new PacedLoad(CLIENTS, PACE_MS, LOAD_MS);
+  const clients = Array.from({ length: CLIENTS }, async (_, c) => {
+    const next = load.client();
+    for (let i = 0; !stop && (await next()); i++) {
       const requestId = `load-${c}-${i}`;
       try {
         const response = await fetch(`${server.url}/api/private-companies/1`, { headers: { 'x-api-key': apiKey, 'x-request-id': requestId } });
@@ -67,7 +81,7 @@ test('SIGKILL under billed load loses and duplicates nothing', async () => {
       }
     }
   });
-  await Bun.sleep(1500);
+  await Bun.sleep(KILL_AFTER_MS);
   server.process.kill('SIGKILL');
   await server.process.exited;
   stop = true;
@@ -90,5 +104,5 @@ test('SIGKILL under billed load loses and duplicates nothing', async () => {
   const used = rows.reduce((sum, r) => sum + r.cost, 0);
   expect(billing.usageCount).toBe(rows.length);
   expect(Math.round(billing.usageCostUsd * 1e6)).toBe(used);
-  expect(Math.round(billing.balanceUsd * 1e6)).toBe(100_000_000 - used);
+  expect(Math.round(billing.balanceUsd * 1e6)).toBe(fundsMicros - used);
 }, 90_000);

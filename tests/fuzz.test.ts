@@ -4,6 +4,11 @@
  * strings, missing, unknown and duplicated parameters and headers, malformed bodies. Whatever comes
  * in, the answer is never a 5xx and every error is exactly our error shape.
  *
+ * A second generator sends hostile STRUCTURES to every route on both transports (/api and /trpc):
+ * deeply nested JSON, repeated and too many query parameters, tRPC batches larger than allowed,
+ * out-of-range and impossible dates, and bodies over MAX_BODY_BYTES with and without Content-Length.
+ * Each must be refused with a 4xx in our shape (the limits are in server/http/input-limits.ts).
+ *
  * Bounded in `npm test` (FUZZ_RUNS per route, default 12); `npm run fuzz` runs the long version.
  * Deterministic under FUZZ_SEED (printed with any failure); FUZZ_VERBOSE=1 prints statuses per route.
  */
@@ -12,6 +17,7 @@ import { createTestApp, DASHBOARD_KEY, type TestApp } from './harness/app.ts';
 import { dashboardHeaders, fundedAccount, newUserId } from './harness/factories.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
+const BASE_URL = 'http://localhost';
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 
 /** mulberry32: small, seedable. */
@@ -148,6 +154,8 @@ let traderId: string;
 beforeAll(async () => {
   t = await createTestApp();
   const account = await fundedAccount(t, { usd: 100_000 });
+  // Dashboard routes manage this account (only creating a key creates one; other routes answer 404).
+  await fundedAccount(t, { accountId: 'fuzz-dashboard-account', usd: 0 });
   userKey = account.apiKey;
   traderId = newUserId();
   const stored = await t.request('/api/trading/credentials', {
@@ -249,5 +257,121 @@ describe(`fuzzing every route from /openapi.json (seed ${SEED}, ${RUNS} runs per
     }
     if (process.env.FUZZ_VERBOSE) console.log([...tally].sort().map(([k, n]) => `${k}: ${n}`).join('\n'));
     expect(requests).toBe(operations.length * RUNS);
+  }, 600_000);
+});
+
+/** Every public error in an answer: a REST body, a tRPC error envelope, or each element of a tRPC batch. */
+function publicErrorsOf(body: any): any[] {
+  const items = Array.isArray(body) ? body : [body];
+  return items.flatMap((item) => (item?.error ? [item.error.data?.api ?? item.error] : item && 'code' in item && 'requestId' in item ? [item] : []));
+}
+
+/** A JSON text nested `depth` levels deep, built without recursion: {"a":[[[…]]]}. */
+const deepJson = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+
+const HOSTILE_DATES = ['0000-01-01', '9999-12-31T23:59-23:59', '2026-02-31', '2026-11-22T24:00:00Z', '-271821-04-20', '+275760-09-13T00:00:00Z', '10000-01-01', '1900-01-01', '2026-11-22T06:00:00+99:00'];
+
+type Structure = 'deep-body' | 'deep-trpc-input' | 'repeated-params' | 'many-params' | 'huge-batch' | 'dates' | 'oversized' | 'oversized-chunked';
+
+describe(`hostile structures on every route, both transports (seed ${SEED})`, () => {
+  test('each is refused with a 4xx in our shape, never a 5xx', async () => {
+    const fuzz = new Fuzzer(prng(SEED + 1), (globalThis as any).__fuzzComponents);
+    const { INPUT_LIMITS } = await import('../server/http/input-limits.ts');
+    const runs = Math.max(1, Math.ceil(RUNS / 4));
+    const tally = new Map<string, number>();
+    let requests = 0;
+    for (let run = 0; run < runs; run++) {
+      for (const route of t.app.routes) {
+        const op = operations.find((o) => o.method === route.method && o.path === route.template)!;
+        const dashboard = route.meta.access === 'dashboard';
+        const headers: Record<string, string> = { 'x-api-key': dashboard ? DASHBOARD_KEY : userKey, 'x-user-id': traderId };
+        if (dashboard) headers['x-account-id'] = 'fuzz-dashboard-account';
+        const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
+        const restPath = '/api' + route.template.replace(/\{[^}]+\}/g, 'x');
+        const trpcPath = `/trpc/${route.procedurePath}`;
+        const dateParams = op.parameters.filter((p) => p.in === 'query' && (p.schema?.format === 'date-time' || /date|since|from|to$/i.test(p.name)));
+        const structures: Structure[] = ['deep-trpc-input', 'repeated-params', 'many-params', 'huge-batch', 'oversized', 'oversized-chunked'];
+        if (hasBody) structures.push('deep-body');
+        if (dateParams.length) structures.push('dates', 'dates');
+        const structure = fuzz.pick(structures);
+        const depth = fuzz.pick([INPUT_LIMITS.maxJsonDepth + 1, 1_000, 20_000]);
+        let request: Request;
+        let expected: number[]; // acceptable statuses
+        switch (structure) {
+          case 'deep-body':
+            request = new Request(BASE_URL + restPath, { method: route.method, headers: { ...headers, 'content-type': 'application/json' }, body: deepJson(depth) });
+            expected = [400];
+            break;
+          case 'deep-trpc-input': {
+            const input = deepJson(depth);
+            request =
+              route.type === 'query'
+                ? new Request(`${BASE_URL}${trpcPath}?input=${encodeURIComponent(input)}`, { headers })
+                : new Request(BASE_URL + trpcPath, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: input });
+            expected = [400, 414];
+            break;
+          }
+          case 'repeated-params': {
+            const name = fuzz.pick([...op.parameters.filter((p) => p.in === 'query').map((p) => p.name), 'a', 'limit']);
+            const count = fuzz.pick([INPUT_LIMITS.maxQueryParameters + 1, 5_200]);
+            request = new Request(`${BASE_URL}${fuzz.chance(0.5) ? restPath : trpcPath}?${`${name}=&`.repeat(count)}`, { method: route.type === 'query' ? 'GET' : route.method, headers });
+            expected = [400, 405, 414];
+            break;
+          }
+          case 'many-params': {
+            const count = fuzz.pick([INPUT_LIMITS.maxQueryParameters + 1, 3_300]);
+            const query = Array.from({ length: count }, (_, i) => `p${i}=1`).join('&');
+            request = new Request(`${BASE_URL}${fuzz.chance(0.5) ? restPath : trpcPath}?${query}`, { method: route.type === 'query' ? 'GET' : route.method, headers });
+            expected = [400, 405, 414];
+            break;
+          }
+          case 'huge-batch': {
+            const calls = fuzz.pick([INPUT_LIMITS.maxBatchCalls + 1, 1_000]);
+            const paths = Array.from({ length: calls }, () => route.procedurePath).join(',');
+            const inputs = JSON.stringify(Object.fromEntries(Array.from({ length: calls }, (_, i) => [i, {}])));
+            request =
+              route.type === 'query'
+                ? new Request(`${BASE_URL}/trpc/${paths}?batch=1&input=${encodeURIComponent(inputs)}`, { headers })
+                : new Request(`${BASE_URL}/trpc/${paths}?batch=1`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: inputs });
+            expected = [400, 414];
+            break;
+          }
+          case 'dates': {
+            const param = fuzz.pick(dateParams);
+            const url = new URL(BASE_URL + restPath);
+            url.searchParams.set(param.name, fuzz.pick(HOSTILE_DATES));
+            request = new Request(url, { headers });
+            expected = [400];
+            break;
+          }
+          case 'oversized':
+          case 'oversized-chunked': {
+            const bytes = new Uint8Array(t.config.maxBodyBytes + 1 + Math.floor(fuzz.random() * 1000)).fill(0x20);
+            const body = structure === 'oversized' ? bytes : new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+            const target = hasBody ? restPath : trpcPath;
+            request = new Request(BASE_URL + target, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+            expected = [413, 405];
+            break;
+          }
+        }
+        const response = await t.app.handle(request!);
+        const text = await response.text();
+        const context = `${structure} ${request!.method} ${route.procedurePath} (seed ${SEED})`;
+        let body: any;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new Error(`${context} → ${response.status}: not JSON: ${text.slice(0, 200)}`);
+        }
+        expect(`${context} → ${response.status}`).toBe(`${context} → ${expected!.includes(response.status) ? response.status : `one of ${expected!}`}`);
+        const errors = publicErrorsOf(body);
+        expect(errors.length, context).toBeGreaterThan(0);
+        for (const error of errors) expectOurShape(error.status, error, context);
+        requests++;
+        tally.set(`${structure} ${response.status}`, (tally.get(`${structure} ${response.status}`) ?? 0) + 1);
+      }
+    }
+    if (process.env.FUZZ_VERBOSE) console.log([...tally].sort().map(([k, n]) => `${k}: ${n}`).join('\n'));
+    expect(requests).toBe(t.app.routes.length * runs);
   }, 600_000);
 });

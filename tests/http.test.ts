@@ -1,7 +1,7 @@
 /** The HTTP surface every route shares: error shapes, request ids, CORS, limits, health. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createTestApp, json, type TestApp } from './harness/app.ts';
-import { fundedAccount, type FundedAccount } from './harness/factories.ts';
+import { createTestApp, DASHBOARD_KEY, json, type TestApp } from './harness/app.ts';
+import { dashboardHeaders, fundedAccount, type FundedAccount } from './harness/factories.ts';
 
 let t: TestApp;
 let acct: FundedAccount;
@@ -40,8 +40,9 @@ describe('errors outside any procedure', () => {
   });
 
   test('malformed JSON → 400, non-JSON body → 415, oversized body → 413, non-object → 400', async () => {
+    // With a valid key: body errors are answered after authentication (tests/hostile-input.test.ts).
     const post = (body: string, type = 'application/json') =>
-      t.request('/api/accounts/credits', { method: 'POST', headers: { 'content-type': type }, body });
+      t.request('/api/accounts/credits', { method: 'POST', headers: { ...dashboardHeaders(DASHBOARD_KEY, acct.accountId), 'content-type': type }, body });
     const malformed = await post('{"amountUsd": 1,');
     expect(malformed.status).toBe(400);
     expect((await json(malformed)).message).toContain('Malformed JSON');

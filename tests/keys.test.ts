@@ -28,7 +28,7 @@ describe('POST /api/keys', () => {
     expect(use.status).toBe(402);
   });
 
-  test('validates the name', async () => {
+  test('validates the name (and a refused creation creates no account)', async () => {
     for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(65) }, { name: 5 }, { name: 'ok', extra: 1 }]) {
       const res = await t.request('/api/keys', { method: 'POST', headers: dash('acme-v', { 'content-type': 'application/json' }), body: JSON.stringify(body) });
       expect(res.status).toBe(400);
@@ -36,6 +36,7 @@ describe('POST /api/keys', () => {
       expect(error.code).toBe('BAD_REQUEST');
       expect(error.message).toMatch(/name|extra/);
     }
+    expect((await t.request('/api/keys', { headers: dash('acme-v') })).status).toBe(404);
   });
 });
 
@@ -57,8 +58,15 @@ describe('GET /api/keys', () => {
 
   test('shows only the keys of the account named by x-account-id', async () => {
     await createKey('tenant-a', 'a-key');
+    const own = await json(await createKey('tenant-b', 'b-key'));
     const { keys } = await json(await t.request('/api/keys', { headers: dash('tenant-b') }));
-    expect(keys).toEqual([]);
+    expect(keys.map((k: any) => k.id)).toEqual([own.id]);
+  });
+
+  test('an account that does not exist is 404, not an empty list', async () => {
+    const res = await t.request('/api/keys', { headers: dash('tenant-nobody') });
+    expect(res.status).toBe(404);
+    expect((await json(res)).message).toContain('POST /api/keys');
   });
 });
 
@@ -81,6 +89,7 @@ describe('DELETE /api/keys/:id', () => {
 
   test('cannot revoke another account\'s key', async () => {
     const created = await json(await createKey('owner', 'mine'));
+    await createKey('intruder', 'theirs');
     const res = await t.request(`/api/keys/${created.id}`, { method: 'DELETE', headers: dash('intruder') });
     expect(res.status).toBe(404);
     expect((await t.request('/api/billing', { headers: { 'x-api-key': created.key } })).status).toBe(402);

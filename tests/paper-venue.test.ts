@@ -1,6 +1,7 @@
 /**
  * The paper venue as a trading venue: fills walk the book, collateral and shares move exactly, orders
- * are idempotent per client order id, and concurrent orders never overdraw or oversell.
+ * are idempotent per client order id, concurrent orders never overdraw or oversell, and a paper
+ * account is its owner's (account, user), never the API key's.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PAPER_REFUSED_API_KEY, PaperVenue } from '../server/venues/paper.ts';
@@ -24,7 +25,9 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 let n = 0;
-const creds = (): VenueCredentials => ({ apiKey: `paper-user-${++n}-${Math.random().toString(36).slice(2)}`, secret: 's', passphrase: 'p' });
+const unique = () => `${++n}-${Math.random().toString(36).slice(2)}`;
+/** Credentials as openCredentials gives them: with their owner, a user of their own. */
+const creds = (): VenueCredentials => ({ apiKey: `paper-user-${unique()}`, secret: 's', passphrase: 'p', owner: { accountId: 'acct-paper', userId: `user-${unique()}` } });
 const order = (o: Partial<MarketableOrder>): MarketableOrder => ({
   clientOrderId: `c-${Math.random().toString(36).slice(2)}`,
   tokenId: 'tok-a',
@@ -40,6 +43,28 @@ describe('credentials and balances', () => {
     await expect(venue.checkCredentials({ apiKey: PAPER_REFUSED_API_KEY, secret: 's', passphrase: 'p' })).rejects.toMatchObject({ apiCode: 'INVALID_CREDENTIALS' });
     await expect(venue.placeOrder({ apiKey: PAPER_REFUSED_API_KEY, secret: 's', passphrase: 'p' }, order({}))).rejects.toMatchObject({ apiCode: 'INVALID_CREDENTIALS' });
     expect(await venue.getCollateral(creds())).toBe(1_000_000_000);
+  });
+
+  test('the account is the owner\'s: the same API key in another tenant is another account; a new key is the same one', async () => {
+    const a = { ...creds(), apiKey: 'my-venue-key' };
+    const b = { ...creds(), apiKey: 'my-venue-key', owner: { accountId: 'acct-other', userId: a.owner!.userId } };
+    const bought = await venue.placeOrder(a, order({}));
+    expect(bought.status).toBe('MATCHED');
+    expect(await venue.getCollateral(a)).toBe(1_000_000_000 - bought.notionalMicros);
+    // Another tenant with the same key (and even the same user id) sees a fresh account and none of a's orders.
+    expect(await venue.getCollateral(b)).toBe(1_000_000_000);
+    expect((await venue.getTokenBalances(b, ['tok-a'])).get('tok-a')).toBe(0);
+    expect(await venue.getOrder(b, bought.clientOrderId)).toBeNull();
+    await expect(venue.placeOrder(b, order({ side: 'SELL', limitPriceMicros: 10_000 }))).resolves.toMatchObject({ status: 'REJECTED', reason: 'insufficient-shares' });
+    // The owner replacing its API key keeps its account.
+    expect(await venue.getCollateral({ ...a, apiKey: 'a-new-key' })).toBe(1_000_000_000 - bought.notionalMicros);
+    expect(await venue.getOrder({ ...a, apiKey: 'a-new-key' }, bought.clientOrderId)).toEqual(bought);
+  });
+
+  test('credentials without an owner are a programming error, never an account of their own', async () => {
+    const { owner: _, ...anonymous } = creds();
+    await expect(venue.getCollateral(anonymous)).rejects.toThrow(/owner/);
+    await expect(venue.checkCredentials(anonymous)).resolves.toBeUndefined();
   });
 });
 
@@ -124,7 +149,7 @@ describe('concurrency', () => {
     const one = (await venue.getOrderBooks(['tok-c'])).get('tok-c')!;
     const unitCost = costToBuy(one.asks, 100_000_000)!;
     // A balance for exactly 4 buys of 100 shares.
-    const poor = { ...c, apiKey: `${c.apiKey}-poor` };
+    const poor = { ...c, owner: { ...c.owner!, userId: `${c.owner!.userId}-poor` } };
     const rich = new PaperVenue({ db: database.db, startingBalanceMicros: unitCost * 4, seed: 3, drift: 0, now: () => 0, referencePrices: async (ids) => new Map(ids.map((id) => [id, 0.4])) });
     const buys = await Promise.all(Array.from({ length: 12 }, () => rich.placeOrder(poor, order({ tokenId: 'tok-c', sharesMicros: 100_000_000 }))));
     expect(buys.filter((b) => b.status === 'MATCHED')).toHaveLength(4);

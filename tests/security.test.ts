@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { appRouter } from '../routers/index.ts';
 import { revokeApiKey } from '../server/accounts/api-keys.ts';
-import { RouteTable } from '../server/http/route-table.ts';
+import { RouteTable, type Route } from '../server/http/route-table.ts';
+import { createRequestContext } from '../server/trpc/context.ts';
+import { createCallerFactory } from '../server/trpc/init.ts';
 import { createTestApp, DASHBOARD_KEY, type TestApp } from './harness/app.ts';
 import { fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';
 import { publicError, restRequest, trpcRequest } from './harness/routes.ts';
@@ -95,29 +97,54 @@ describe('every route', () => {
         }
       });
 
+      /** The route's request with a `note` parameter holding a NUL character (query or body, as the route takes input). */
+      function withNulNote(route: Route, headers: Record<string, string>): Request {
+        const clean = transport.build(route, headers);
+        const url = new URL(clean.url);
+        if (transport.name === 'rest' && ['GET', 'DELETE'].includes(route.method)) {
+          url.searchParams.set('note', 'a\u0000b');
+          return new Request(url, { method: clean.method, headers: clean.headers });
+        }
+        if (transport.name === 'rest') return new Request(url, { method: clean.method, headers: clean.headers, body: JSON.stringify({ note: 'a\u0000b' }) });
+        if (route.type === 'query') {
+          url.searchParams.set('input', JSON.stringify({ note: 'a\u0000b' }));
+          return new Request(url, { headers: clean.headers });
+        }
+        return new Request(url, { method: 'POST', headers: clean.headers, body: JSON.stringify({ note: 'a\u0000b' }) });
+      }
+
       test('a NUL character anywhere in the input is a 400 naming the parameter, never a 500', async () => {
         for (const route of t.app.routes) {
           const headers = { 'x-api-key': route.meta.access === 'dashboard' ? DASHBOARD_KEY : live.apiKey, 'x-user-id': newUserId(), 'x-account-id': live.accountId };
-          const clean = transport.build(route, headers);
-          const url = new URL(clean.url);
-          let request: Request;
-          if (transport.name === 'rest' && ['GET', 'DELETE'].includes(route.method)) {
-            url.searchParams.set('note', 'a\u0000b');
-            request = new Request(url, { method: clean.method, headers: clean.headers });
-          } else if (transport.name === 'rest') {
-            request = new Request(url, { method: clean.method, headers: clean.headers, body: JSON.stringify({ note: 'a\u0000b' }) });
-          } else if (route.type === 'query') {
-            url.searchParams.set('input', JSON.stringify({ note: 'a\u0000b' }));
-            request = new Request(url, { headers: clean.headers });
-          } else {
-            request = new Request(url, { method: 'POST', headers: clean.headers, body: JSON.stringify({ note: 'a\u0000b' }) });
-          }
-          const res = await t.app.handle(request);
+          const res = await t.app.handle(withNulNote(route, headers));
           expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 400`);
           const body = await publicError(res, transport.name);
           expectShape(body, 400, 'BAD_REQUEST');
           expect(body.message).toContain('note');
           if (route.meta.billing) expect(res.headers.get('x-request-cost-usd')).toBe('0');
+        }
+      });
+
+      test('a bad key is answered 401 before the input is looked at (decisions §4: authenticate first)', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.access !== 'public')) {
+          for (const key of ['pipo_' + '1'.repeat(44), revoked.apiKey, 'not-a-key']) {
+            const res = await t.app.handle(withNulNote(route, { 'x-api-key': key, 'x-user-id': newUserId(), 'x-account-id': live.accountId }));
+            expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 401`);
+            expectShape(await publicError(res, transport.name), 401, 'UNAUTHORIZED');
+          }
+        }
+      });
+
+      test.skipIf(!hasAccess('dashboard'))('a dashboard key is refused in ?apiKey= (URLs reach proxy logs): 401 saying to use x-api-key', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.access === 'dashboard')) {
+          const request = transport.build(route, { 'x-account-id': live.accountId });
+          const url = new URL(request.url);
+          url.searchParams.set('apiKey', DASHBOARD_KEY);
+          const res = await t.app.handle(new Request(url, request));
+          expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 401`);
+          const body = await publicError(res, transport.name);
+          expectShape(body, 401, 'UNAUTHORIZED');
+          expect(body.message).toContain('x-api-key header');
         }
       });
 
@@ -137,5 +164,34 @@ describe('every route', () => {
     expect(viaQuery.status).toBe(200);
     const headerWins = await t.request(`/api${billed.template}?apiKey=${live.apiKey}`, { headers: { 'x-api-key': revoked.apiKey } });
     expect(headerWins.status).toBe(401);
+  });
+});
+
+describe('walks over input are safe at any depth', () => {
+  // The transports refuse deep JSON before any procedure runs; the procedures' own walk over the input
+  // must not depend on that. A caller hands a procedure input nested 100,000 levels deep directly.
+  const deep = (leaf: unknown) => {
+    let value: unknown = leaf;
+    for (let i = 0; i < 100_000; i++) value = { a: value };
+    return value;
+  };
+  const callerFor = (headers: Record<string, string>) => {
+    const request = new Request('http://localhost/trpc/x', { headers });
+    const ctx = createRequestContext(t.services, { transport: 'trpc', request, path: '/trpc/x', search: '', clientIp: () => '192.0.2.1', requestId: 'req_deep' }, {});
+    return createCallerFactory(appRouter)(ctx) as any;
+  };
+
+  test('public, billed and dashboard routes answer 400 for deep input, with or without a NUL at the bottom', async () => {
+    const calls = [
+      () => callerFor({}).pricing.get,
+      () => callerFor({ 'x-api-key': live.apiKey }).billing.get,
+      () => callerFor({ 'x-api-key': DASHBOARD_KEY, 'x-account-id': live.accountId }).accounts.me,
+    ];
+    for (const procedure of calls) {
+      for (const input of [deep('a\u0000b'), deep('plain')]) {
+        const error = await procedure()(input).catch((e: unknown) => e);
+        expect(error?.code).toBe('BAD_REQUEST');
+      }
+    }
   });
 });

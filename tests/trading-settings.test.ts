@@ -95,7 +95,12 @@ describe('credentials', () => {
     for (const secret of Object.values(SECRETS)) expect(JSON.stringify(row)).not.toContain(secret);
     expect(Buffer.from(row!.iv, 'base64')).toHaveLength(12);
     expect(row!.keyId).toBe(keyIdOf('a'.repeat(64)));
-    expect(await openCredentials(t.database.db, t.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual({ ...SECRETS, walletAddress: null });
+    // Opened with the user as their owner: the paper venue's account is the user's, not the API key's.
+    expect(await openCredentials(t.database.db, t.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual({
+      ...SECRETS,
+      walletAddress: null,
+      owner: { accountId: acct.accountId, userId: user },
+    });
   });
 
   test('refused by the venue → 403 INVALID_CREDENTIALS, nothing stored, nothing charged', async () => {
@@ -175,7 +180,11 @@ describe('credentials', () => {
     expect(result.unreadable).toHaveLength(1);
     expect(result.keyId).toBe(keyIdOf('c'.repeat(64)));
     const onlyNew = await createTestApp({ TRADING_ENCRYPTION_KEY: 'c'.repeat(64) }, { database: t.database });
-    expect(await openCredentials(t.database.db, onlyNew.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual({ ...SECRETS, walletAddress: null });
+    expect(await openCredentials(t.database.db, onlyNew.services.credentialCipher, { accountId: acct.accountId, userId: user })).toEqual({
+      ...SECRETS,
+      walletAddress: null,
+      owner: { accountId: acct.accountId, userId: user },
+    });
     await onlyNew.close();
     await rotated.close();
   });

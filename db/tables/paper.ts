@@ -2,6 +2,10 @@
  * The paper venue's own ledger: what a simulated exchange would hold for each venue account.
  * Kept in the database so that it survives restarts and can be reconciled against our records.
  * Collateral and shares only move through conditional writes (never below zero).
+ *
+ * A paper account belongs to one trading user, (account id, user id) (decisions §8): the venue
+ * credentials a user stores do not name it, so two tenants who store the same API key never share
+ * one (migration 0013 moved the earlier per-API-key ledger to its owners).
  */
 import { sql } from 'drizzle-orm';
 import { bigint, check, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
@@ -11,29 +15,31 @@ const micros = (name: string) => bigint(name, { mode: 'number' });
 export const paperAccounts = pgTable(
   'paper_accounts',
   {
-    /** The venue account: the API key of the stored venue credentials. */
-    accountKey: text('account_key').primaryKey(),
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
     collateralMicros: micros('collateral_micros').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [check('paper_accounts_collateral_non_negative', sql`${t.collateralMicros} >= 0`)],
+  (t) => [primaryKey({ columns: [t.accountId, t.userId] }), check('paper_accounts_collateral_non_negative', sql`${t.collateralMicros} >= 0`)],
 );
 
 export const paperHoldings = pgTable(
   'paper_holdings',
   {
-    accountKey: text('account_key').notNull(),
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
     tokenId: text('token_id').notNull(),
     sharesMicros: micros('shares_micros').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountKey, t.tokenId] }), check('paper_holdings_non_negative', sql`${t.sharesMicros} >= 0`)],
+  (t) => [primaryKey({ columns: [t.accountId, t.userId, t.tokenId] }), check('paper_holdings_non_negative', sql`${t.sharesMicros} >= 0`)],
 );
 
 export const paperOrders = pgTable(
   'paper_orders',
   {
     id: text('id').primaryKey(),
-    accountKey: text('account_key').notNull(),
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
     /** The caller's id for the order: placing the same one twice returns the first result. */
     clientOrderId: text('client_order_id').notNull(),
     tokenId: text('token_id').notNull(),
@@ -46,5 +52,5 @@ export const paperOrders = pgTable(
     reason: text('reason'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('paper_orders_client_idx').on(t.accountKey, t.clientOrderId)],
+  (t) => [uniqueIndex('paper_orders_client_idx').on(t.accountId, t.userId, t.clientOrderId)],
 );

@@ -1,60 +1,92 @@
 /**
- * Accounts and their funding. An account is named by the dashboard (x-account-id) and created on
- * first use. Balances only move through single conditional statements: a credit together with its
- * ledger row, a charge together with its usage row (billing.ts).
+ * Accounts and their funding. An account is named by the dashboard (x-account-id) and created with
+ * its first API key (api-keys.ts, createApiKey); every other operation answers NOT_FOUND for an
+ * account that does not exist, so a mistyped name never creates or funds one. Balances only move
+ * through single conditional statements: a credit together with its ledger row, a charge together
+ * with its usage row (billing.ts).
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { accounts, credits } from '../../db/schema.ts';
+import { preparedSql } from '../../db/prepared.ts';
+import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 
+export function noSuchAccount(accountId: string): ApiError {
+  return new ApiError('NOT_FOUND', `No account ${accountId}; creating its first key (POST /api/keys) creates it`);
+}
+
+/** Creates the account if it does not exist (the operator CLI's explicit account creation). */
 export async function ensureAccount(db: Db, accountId: string): Promise<void> {
   await db.insert(accounts).values({ id: accountId }).onConflictDoNothing({ target: accounts.id });
 }
 
+/** NOT_FOUND unless the account exists (accounts are never deleted, so the answer stays true). */
+export async function requireAccount(db: Db, accountId: string): Promise<void> {
+  const [row] = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId));
+  if (!row) throw noSuchAccount(accountId);
+}
+
+const accountView = {
+  id: accounts.id,
+  balanceMicros: accounts.balanceMicros,
+  costPerRequestMicros: accounts.costPerRequestMicros,
+  createdAt: accounts.createdAt,
+};
+
 export async function getAccount(db: Db, accountId: string) {
-  const [row] = await db
-    .select({
-      id: accounts.id,
-      balanceMicros: accounts.balanceMicros,
-      costPerRequestMicros: accounts.costPerRequestMicros,
-      createdAt: accounts.createdAt,
-    })
-    .from(accounts)
-    .where(eq(accounts.id, accountId));
-  if (!row) throw new ApiError('NOT_FOUND', `No account ${accountId}`);
+  const [row] = await db.select(accountView).from(accounts).where(eq(accounts.id, accountId));
+  if (!row) throw noSuchAccount(accountId);
   return row;
 }
 
-/**
- * Adds funds once per (account, reference): the ledger insert and the balance update are one
- * statement, so a repeated or concurrent reference credits nothing.
- */
-export async function creditAccount(db: Db, input: { accountId: string; amountMicros: number; reference: string }) {
-  const added = db.$with('added').as(
-    db
-      .insert(credits)
-      .values({ id: newId('crd'), accountId: input.accountId, amountMicros: input.amountMicros, reference: input.reference })
-      .onConflictDoNothing({ target: [credits.accountId, credits.reference] })
-      .returning({ accountId: credits.accountId, amountMicros: credits.amountMicros }),
-  );
-  const [updated] = await db
-    .with(added)
-    .update(accounts)
-    .set({ balanceMicros: sql`${accounts.balanceMicros} + ${added.amountMicros}` })
-    .from(added)
-    .where(eq(accounts.id, added.accountId))
-    .returning({ balanceMicros: accounts.balanceMicros });
-  if (updated) return { credited: true, balanceMicros: updated.balanceMicros };
-  const account = await getAccount(db, input.accountId);
-  return { credited: false, balanceMicros: account.balanceMicros };
+interface CreditRow {
+  /** The balance after this credit; null when nothing was credited. */
+  credited: string | number | bigint | null;
+  /** The balance before this statement; null when the account does not exist. */
+  before: string | number | bigint | null;
 }
 
+/**
+ * Adds funds once per (account, reference), in ONE statement: the ledger row is inserted only for an
+ * existing account (never a foreign-key error) and only for a new reference, and the balance moves
+ * with it. A repeated or concurrent reference credits nothing; an unknown account is NOT_FOUND.
+ */
+export async function creditAccount(db: Db, input: { accountId: string; amountMicros: number; reference: string }) {
+  const statement = preparedSql<CreditRow>(
+    db,
+    'credit_account',
+    sql`
+      with added as (
+        insert into credits (id, account_id, amount_micros, reference)
+        select ${sql.placeholder('id')}::text, a.id, ${sql.placeholder('amountMicros')}::bigint, ${sql.placeholder('reference')}::text
+          from accounts a
+         where a.id = ${sql.placeholder('accountId')}::text
+        on conflict (account_id, reference) do nothing
+        returning account_id, amount_micros
+      ), updated as (
+        update accounts a
+           set balance_micros = a.balance_micros + added.amount_micros
+          from added
+         where a.id = added.account_id
+        returning a.balance_micros
+      )
+      select (select balance_micros from updated) as credited,
+             (select balance_micros from accounts where id = ${sql.placeholder('accountId')}::text) as before`,
+  );
+  const [row] = await statement.execute({ id: newId('crd'), accountId: input.accountId, amountMicros: input.amountMicros, reference: input.reference });
+  if (row?.credited != null) return { credited: true, balanceMicros: Number(row.credited) };
+  if (row?.before == null) throw noSuchAccount(input.accountId);
+  return { credited: false, balanceMicros: Number(row.before) };
+}
+
+/** One statement; NOT_FOUND for an unknown account. */
 export async function setAccountRate(db: Db, input: { accountId: string; costPerRequestMicros: number }) {
-  await db
+  const [row] = await db
     .update(accounts)
     .set({ costPerRequestMicros: input.costPerRequestMicros })
-    .where(eq(accounts.id, input.accountId));
-  return getAccount(db, input.accountId);
+    .where(eq(accounts.id, input.accountId))
+    .returning(accountView);
+  if (!row) throw noSuchAccount(input.accountId);
+  return row;
 }

@@ -33,6 +33,10 @@ export interface ApiKeyView {
   status: 'active' | 'revoked';
 }
 
+/**
+ * Issues a key. Creating an account's first key creates the account, in the same statement (the only
+ * way an account comes to exist over HTTP; see accounts.ts).
+ */
 export async function createApiKey(db: Db, input: { accountId: string; name: string }) {
   const key = API_KEY_PREFIX + base58(crypto.getRandomValues(new Uint8Array(32)));
   const row = {
@@ -43,7 +47,10 @@ export async function createApiKey(db: Db, input: { accountId: string; name: str
     keyPrefix: key.slice(0, 9),
     keyLast4: key.slice(-4),
   };
-  const [created] = await db.insert(apiKeys).values(row).returning({ createdAt: apiKeys.createdAt });
+  const account = db.$with('account').as(
+    db.insert(accounts).values({ id: input.accountId }).onConflictDoNothing({ target: accounts.id }).returning({ id: accounts.id }),
+  );
+  const [created] = await db.with(account).insert(apiKeys).values(row).returning({ createdAt: apiKeys.createdAt });
   return { id: row.id, name: row.name, key, maskedKey: maskApiKey(row.keyPrefix, row.keyLast4), createdAt: created!.createdAt };
 }
 

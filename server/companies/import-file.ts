@@ -59,7 +59,7 @@ export function readCsvRows(text: string): SourceRow[] {
   }
   const [header, ...records] = parsed;
   if (!header) return [];
-  const unknown = header.cells.filter((h) => !(h in FIELD_KINDS));
+  const unknown = header.cells.filter((h) => !Object.hasOwn(FIELD_KINDS, h));
   if (unknown.length) throw new ImportFileError(1, unknown.join(', '), 'unknown column');
   return records.map(({ line, cells }) => {
     if (cells.length !== header.cells.length) throw new ImportFileError(line, 'row', `${cells.length} cells, the header has ${header.cells.length}`);

@@ -9,6 +9,7 @@ import type { HeaderObject, ParameterObject, SchemaObject } from 'openapi3-ts/oa
 import pkg from '../../package.json' with { type: 'json' };
 import { ERROR_STATUS } from '../errors.ts';
 import type { Access } from '../trpc/init.ts';
+import { INPUT_LIMITS } from './input-limits.ts';
 import type { Route, RouteTable } from './route-table.ts';
 
 const TAGS = [
@@ -24,10 +25,21 @@ const TAGS = [
   { name: 'Accounts (dashboard)', description: 'Funding and per-account rates, with a dashboard key and x-account-id.' },
 ];
 
-const DESCRIPTION = `Pre-IPO trading, market data and private-company data.
+const DESCRIPTION = (maxBodyBytes: number) => `Pre-IPO trading, market data and private-company data.
 
 Authentication: send your API key in the \`x-api-key\` header (or the \`apiKey\` query parameter).
-Trading routes also need \`x-user-id\`. Key-management routes need a dashboard key and \`x-account-id\`.
+Trading routes also need \`x-user-id\`. Key-management routes need a dashboard key (in the
+\`x-api-key\` header only, never in the query) and \`x-account-id\` naming an existing account:
+creating an account's first key (\`POST /keys\`) creates it; every other dashboard route answers 404
+for an account that does not exist. A client IP that presents more than a few invalid keys gets
+429 RATE_LIMITED (with \`Retry-After\`) before its keys are looked up.
+
+Limits on every request (also in \`x-request-limits\` of this document's \`info\`): a body of at most
+${maxBodyBytes} bytes (413 PAYLOAD_TOO_LARGE, with or without Content-Length), at most
+${INPUT_LIMITS.maxQueryParameters} query parameters (400), JSON nested at most ${INPUT_LIMITS.maxJsonDepth} levels
+deep (400), and on /trpc at most ${INPUT_LIMITS.maxBatchCalls} calls per batch (400). Dates are ISO 8601
+calendar dates or date-times from ${INPUT_LIMITS.minDate} to ${INPUT_LIMITS.maxDate} (400 otherwise). A key is
+authenticated before its input is read: a bad key is 401 even when the body is malformed.
 
 Billing: billed routes debit the account's prepaid balance per request and report the charge in
 \`X-Request-Cost-USD\`; failed requests cost nothing. Every response carries \`X-Request-Id\`.
@@ -40,12 +52,13 @@ any route may answer 405 METHOD_NOT_ALLOWED (with \`Allow\`), 413 PAYLOAD_TOO_LA
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors)',
   401: 'Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED)',
+  413: 'Request body larger than the limit (PAYLOAD_TOO_LARGE)',
   402: 'Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE)',
   403: 'Forbidden (INVALID_CREDENTIALS)',
-  404: 'Not found (NOT_FOUND; POSITION_NOT_FOUND for positions)',
+  404: 'Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist)',
   409: 'Conflict (IDEMPOTENCY_IN_PROGRESS)',
   422: 'Rejected (ORDER_REJECTED, IDEMPOTENCY_MISMATCH)',
-  429: 'Rate limited (RATE_LIMITED); see Retry-After',
+  429: 'Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After',
   500: 'Unexpected error (INTERNAL_ERROR); quote X-Request-Id',
   503: 'A dependency is unavailable (SERVICE_UNAVAILABLE, VENUE_UNAVAILABLE); retry',
 };
@@ -54,7 +67,7 @@ const BASE_ERRORS: Record<Access, number[]> = {
   public: [400, 429, 500],
   key: [400, 401, 402, 429, 500],
   user: [400, 401, 402, 429, 500],
-  dashboard: [400, 401, 429, 500],
+  dashboard: [400, 401, 404, 429, 500],
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
@@ -70,15 +83,23 @@ function headerParameter(name: string, required: boolean, description: string): 
   return { in: 'header', name, required, description, schema: { type: 'string', minLength: 1, maxLength: 128 } };
 }
 
-export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable): OpenAPIObject {
+export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable, limits: { maxBodyBytes: number }): OpenAPIObject {
   const doc = generateOpenApiDocument(router, {
     title: 'Pre-IPO API',
     version: pkg.version,
-    description: DESCRIPTION,
+    description: DESCRIPTION(limits.maxBodyBytes),
     baseUrl: '/api',
     tags: TAGS.map((t) => t.name),
   });
   doc.tags = TAGS;
+  // Machine-readable request limits (the description says the same in words).
+  (doc.info as unknown as Record<string, unknown>)['x-request-limits'] = {
+    maxBodyBytes: limits.maxBodyBytes,
+    maxQueryParameters: INPUT_LIMITS.maxQueryParameters,
+    maxJsonDepth: INPUT_LIMITS.maxJsonDepth,
+    maxTrpcBatchCalls: INPUT_LIMITS.maxBatchCalls,
+    dateRange: { from: INPUT_LIMITS.minDate, to: INPUT_LIMITS.maxDate },
+  };
   doc.components ??= {};
   doc.components.securitySchemes = {
     ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (pipo_…)' },
@@ -120,7 +141,9 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
     // Path parameters are always required (the generator cannot tell for preprocessed schemas).
     ...(operation.parameters ?? []).map((p) => ('in' in p && p.in === 'path' ? { ...p, required: true } : p)),
     ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user')] : []),
-    ...(access === 'dashboard' ? [headerParameter('x-account-id', true, 'The account this dashboard request manages (created on first use)')] : []),
+    ...(access === 'dashboard'
+      ? [headerParameter('x-account-id', true, route.meta.createsAccount ? 'The account this dashboard request manages (created by this request if it does not exist)' : 'The account this dashboard request manages (must exist: 404 otherwise)')]
+      : []),
     ...(route.meta.idempotent
       ? [headerParameter('Idempotency-Key', false, 'Up to 255 visible ASCII characters. The same key and body within 24 h replays the first answer (with Idempotent-Replayed: true)')]
       : []),

@@ -5,13 +5,17 @@
  * trpc-to-openapi documents in /openapi.json.
  *
  * Inputs: GET/DELETE take query parameters (a repeated name becomes a list, which scalar
- * parameters refuse); POST/PUT/PATCH take a JSON object body (an empty body counts as `{}`).
+ * parameters refuse); POST/PUT/PATCH take a JSON object body (an empty body counts as `{}`); a
+ * body that is not one reaches the procedure as a deferred error (401 comes first).
  * Path parameters are URL-decoded and win over body or query members of the same name.
  */
 import type { AnyTRPCRouter } from '@trpc/server';
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 import { jsonText } from '../lib/reusable-json.ts';
 import type { RequestContext } from '../trpc/context.ts';
+import { readBodyText } from './body-reader.ts';
+import { deferredInput, type DeferredInput } from './deferred-input.ts';
+import { jsonTooDeep } from './input-checks.ts';
 import { RouteTable } from './route-table.ts';
 
 export const REST_PREFIX = '/api';
@@ -75,37 +79,39 @@ function withPathParams(input: Record<string, unknown>, params: Record<string, s
   return merged;
 }
 
-/** GET and DELETE take query parameters; a repeated name becomes a list. */
+/**
+ * GET and DELETE take query parameters; a repeated name becomes a list. Linear: a repeat appends to
+ * its list (app.ts has already refused more than MAX_QUERY_PARAMS parameters).
+ */
 function queryInput(ctx: RequestContext): Record<string, unknown> {
   // No prototype: a parameter named `constructor` or `__proto__` is just an unknown parameter.
   const query: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of ctx.query()) {
     if (TRANSPORT_PARAMS.has(name)) continue;
     const seen = query[name];
-    query[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+    if (seen === undefined) query[name] = value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else query[name] = [seen, value];
   }
   return query;
 }
 
-/** POST, PUT and PATCH take a JSON object body; an empty body counts as `{}`. */
-async function readBody(request: Request, maxBodyBytes: number): Promise<Record<string, unknown>> {
-  const declared = Number(request.headers.get('content-length') ?? 0);
-  if (declared > maxBodyBytes) throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBodyBytes} bytes`);
-  const text = await request.text();
-  if (text.length > maxBodyBytes) throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBodyBytes} bytes`);
+/**
+ * POST, PUT and PATCH take a JSON object body; an empty body counts as `{}`. A body over the limit is
+ * refused now (413, before reading the rest); a body of the wrong type, malformed or nested too deep
+ * becomes a deferred input error, answered after authentication (http/deferred-input.ts).
+ */
+async function readBody(request: Request, maxBodyBytes: number): Promise<Record<string, unknown> | DeferredInput> {
+  const text = await readBodyText(request, maxBodyBytes);
   if (text.trim() === '') return {};
-  const type = request.headers.get('content-type') ?? '';
-  if (!/^application\/json\b/i.test(type)) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
-  }
+  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) return deferredInput('unsupported-media-type');
+  if (jsonTooDeep(text)) return deferredInput('too-deep');
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new ApiError('BAD_REQUEST', 'Malformed JSON body');
+    return deferredInput('malformed-json');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError('BAD_REQUEST', 'The JSON body must be an object');
-  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return deferredInput('not-an-object');
   return body as Record<string, unknown>;
 }

@@ -1,24 +1,95 @@
 /**
  * /trpc: tRPC's own fetch adapter over the same router and the same per-request context as /api.
  * Errors carry our four public fields in `error.data.api` (see errorFormatter in trpc/init.ts).
+ *
+ * Before tRPC sees a request, the endpoint holds it to the same input rules as /api:
+ * - at most MAX_BATCH_CALLS calls (400 before any call runs; `%2C` counts, tRPC decodes the path);
+ * - a body of at most the body limit (413 before reading further, also without Content-Length);
+ * - input that is malformed JSON, not JSON (Content-Type), nested deeper than MAX_JSON_DEPTH, or a
+ *   batch input that is not an object is not answered here: tRPC parses the body itself, so it is
+ *   handed a well-formed body whose every call's input is the deferred-error marker, and each
+ *   procedure answers it after authentication (http/deferred-input.ts).
+ * A well-formed request is passed on as it is (a POST is rebuilt around the text already read).
  */
 import type { AnyTRPCRouter } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { toPublicError, type PublicError } from '../errors.ts';
+import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 import type { RequestContext } from '../trpc/context.ts';
+import { recordRequestId, trpcErrorShape } from '../trpc/init.ts';
+import { readBodyText } from './body-reader.ts';
+import { deferredInput, type DeferredReason } from './deferred-input.ts';
+import { assertBatchSize, jsonTooDeep, trpcCallCount } from './input-checks.ts';
+import { MAX_BATCH_CALLS } from './input-limits.ts';
 
 export const TRPC_PREFIX = '/trpc';
 
 export function createTrpcEndpoint(router: AnyTRPCRouter) {
-  return async function handle(request: Request, ctx: RequestContext) {
+  return async function handle(request: Request, ctx: RequestContext, maxBodyBytes: number) {
     const failures: Array<{ body: PublicError; cause: unknown }> = [];
+    let req: Request;
+    try {
+      const calls = trpcCallCount(ctx.path.slice(TRPC_PREFIX.length + 1));
+      assertBatchSize(calls);
+      req = await withCheckedInput(request, ctx, calls, maxBodyBytes);
+    } catch (cause) {
+      const body = toPublicError(cause, ctx.requestId);
+      failures.push({ body, cause });
+      const trpcCode = cause instanceof ApiError ? cause.code : 'INTERNAL_SERVER_ERROR';
+      return { response: Response.json({ error: trpcErrorShape(body, trpcCode) }, { status: body.status }), failures };
+    }
     const response = await fetchRequestHandler({
       endpoint: TRPC_PREFIX,
-      req: request,
+      req,
       router,
       createContext: () => ctx,
-      onError: ({ error }) => failures.push({ body: toPublicError(error, ctx.requestId), cause: error }),
+      maxBatchSize: MAX_BATCH_CALLS,
+      onError: ({ error }) => {
+        recordRequestId(error, ctx.requestId);
+        failures.push({ body: toPublicError(error, ctx.requestId), cause: error });
+      },
     });
+    // tRPC answers errors raised before the context (mixed procedure types, a malformed path…)
+    // without a content type; every answer here is JSON.
+    if (response.body && !response.headers.has('content-type')) response.headers.set('content-type', 'application/json');
     return { response, failures };
   };
+}
+
+/** The request tRPC gets: the same one, or one whose inputs are the deferred-error marker. */
+async function withCheckedInput(request: Request, ctx: RequestContext, calls: number, maxBodyBytes: number): Promise<Request> {
+  const isBatch = ctx.query().get('batch') === '1';
+  const markers = (reason: DeferredReason) => JSON.stringify(isBatch ? Object.fromEntries(Array.from({ length: calls }, (_, i) => [i, deferredInput(reason)])) : deferredInput(reason));
+
+  if (request.method === 'GET' || request.method === 'HEAD') {
+    const input = ctx.query().get('input');
+    const reason = input ? inputProblem(input, isBatch) : undefined;
+    if (!reason) return request;
+    const query = new URLSearchParams(ctx.query());
+    query.set('input', markers(reason));
+    return new Request(`${request.url.split('?', 1)[0]}?${query}`, { method: request.method, headers: request.headers, signal: request.signal });
+  }
+
+  const text = await readBodyText(request, maxBodyBytes);
+  // tRPC reads only JSON bodies; an empty body is no input, whatever its type (as on /api).
+  const isJson = /^application\/json\b/i.test(request.headers.get('content-type') ?? '');
+  const empty = text.trim() === '';
+  const reason: DeferredReason | undefined = empty ? undefined : !isJson ? 'unsupported-media-type' : inputProblem(text, isBatch);
+  const headers = new Headers(request.headers);
+  headers.set('content-type', 'application/json');
+  headers.delete('content-length');
+  return new Request(request.url, { method: request.method, headers, body: reason ? markers(reason) : empty ? '' : text, signal: request.signal });
+}
+
+/** Why a tRPC input text cannot be handed to tRPC as it is, if it cannot. */
+function inputProblem(text: string, isBatch: boolean): DeferredReason | undefined {
+  if (jsonTooDeep(text)) return 'too-deep';
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'malformed-json';
+  }
+  // tRPC itself refuses a batch whose input is not an object, but before authentication.
+  if (isBatch && (typeof value !== 'object' || value === null || Array.isArray(value))) return 'batch-not-an-object';
+  return undefined;
 }

@@ -19,13 +19,21 @@ export interface RateDecision {
 export interface RateLimiter {
   /** In-process limiters answer synchronously (no promise hop per request); Redis answers later. */
   take(bucket: string, rule: RateRule): RateDecision | Promise<RateDecision>;
+  /**
+   * Whether a take would be allowed now, without taking (and without creating the bucket): the
+   * failed-authentication gate looks before the key lookup it protects, and takes only on a failure.
+   */
+  peek(bucket: string, rule: RateRule): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
 }
 
-/** The bucket arithmetic, shared by the in-process limiter and mirrored by the Redis script. */
-export function decide(tokensBefore: number, rule: RateRule): { tokens: number; decision: RateDecision } {
+/**
+ * The bucket arithmetic, shared by the in-process limiter and mirrored by the Redis script.
+ * `consume: false` is a peek: the decision a take would get, with nothing taken.
+ */
+export function decide(tokensBefore: number, rule: RateRule, consume = true): { tokens: number; decision: RateDecision } {
   const allowed = tokensBefore >= 1;
-  const tokens = allowed ? tokensBefore - 1 : tokensBefore;
+  const tokens = allowed && consume ? tokensBefore - 1 : tokensBefore;
   return {
     tokens,
     decision: {
@@ -38,9 +46,16 @@ export function decide(tokensBefore: number, rule: RateRule): { tokens: number; 
   };
 }
 
-/** One process's buckets. Idle buckets are full again after burst/rps seconds, so they are dropped. */
+interface Bucket {
+  tokens: number;
+  at: number;
+  /** When this bucket is full again by its own rule: from then on it is the same as no bucket. */
+  fullAt: number;
+}
+
+/** One process's buckets. A bucket is dropped once its own rule has refilled it (see sweep). */
 export class MemoryRateLimiter implements RateLimiter {
-  private buckets = new Map<string, { tokens: number; at: number }>();
+  private buckets = new Map<string, Bucket>();
   // (Bucket state is updated in place: one allocation per new bucket, not per request.)
   private lastSweep = 0;
 
@@ -48,24 +63,38 @@ export class MemoryRateLimiter implements RateLimiter {
 
   take(bucket: string, rule: RateRule): RateDecision {
     const now = this.now();
-    this.sweep(now, rule);
+    this.sweep(now);
     const state = this.buckets.get(bucket);
-    const refilled = state ? Math.min(rule.burst, state.tokens + ((now - state.at) / 1000) * rule.rps) : rule.burst;
-    const { tokens, decision } = decide(refilled, rule);
+    const { tokens, decision } = decide(this.refilled(state, rule, now), rule);
+    const fullAt = now + ((rule.burst - tokens) / rule.rps) * 1000;
     if (state) {
       state.tokens = tokens;
       state.at = now;
+      state.fullAt = fullAt;
     } else {
-      this.buckets.set(bucket, { tokens, at: now });
+      this.buckets.set(bucket, { tokens, at: now, fullAt });
     }
     return decision;
   }
 
-  private sweep(now: number, rule: RateRule) {
+  peek(bucket: string, rule: RateRule): RateDecision {
+    const now = this.now();
+    return decide(this.refilled(this.buckets.get(bucket), rule, now), rule, false).decision;
+  }
+
+  private refilled(state: Bucket | undefined, rule: RateRule, now: number): number {
+    return state ? Math.min(rule.burst, state.tokens + ((now - state.at) / 1000) * rule.rps) : rule.burst;
+  }
+
+  /**
+   * Once a minute, drops the buckets that are full again. Each by its own rule (kept in the bucket as
+   * fullAt): judged by the rule of whichever request triggered the sweep, a slow-refilling bucket
+   * would be dropped early, i.e. reset to full — a way around its limit.
+   */
+  private sweep(now: number) {
     if (now - this.lastSweep < 60_000) return;
     this.lastSweep = now;
-    const fullAfterMs = (rule.burst / rule.rps) * 1000;
-    for (const [key, state] of this.buckets) if (now - state.at > fullAfterMs) this.buckets.delete(key);
+    for (const [key, state] of this.buckets) if (now >= state.fullAt) this.buckets.delete(key);
   }
 
   async close() {}

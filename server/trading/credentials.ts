@@ -65,14 +65,15 @@ export async function deleteCredentials(db: Db, user: TradingUser): Promise<bool
 }
 
 /**
- * Decrypted credentials for a venue call, with the user's wallet from the settings;
- * INVALID_CREDENTIALS when none are stored or they cannot be opened. A caller that has just read the
- * settings passes them (one round trip fewer).
+ * Decrypted credentials for a venue call, with the user's wallet from the settings and the user as
+ * their owner (the paper venue's account); INVALID_CREDENTIALS when none are stored or they cannot
+ * be opened. A caller that has just read the settings passes them (one round trip fewer).
  */
 export async function openCredentials(db: Db, cipher: CredentialCipher, user: TradingUser, knownSettings?: Settings): Promise<VenueCredentials> {
   const [sealed, settings] = await Promise.all([readSealed(db, user), knownSettings ?? getSettings(db, user)]);
   if (!sealed) throw new ApiError('INVALID_CREDENTIALS', 'No venue credentials stored: POST /api/trading/credentials first');
-  return { ...cipher.open(sealed, user.accountId, user.userId), walletAddress: settings.walletAddress };
+  const owner = { accountId: user.accountId, userId: user.userId };
+  return { ...cipher.open(sealed, user.accountId, user.userId), walletAddress: settings.walletAddress, owner };
 }
 
 /**

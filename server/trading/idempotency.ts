@@ -10,6 +10,9 @@
  *   rebuilt from the records, instead of running it a second time.
  * Each attempt holds the key with a random owner token; every write checks it, so a slow attempt
  * whose lease was taken over cannot overwrite or free the key.
+ *
+ * Expired keys are purged on the way: an idempotent request starts a purge when this process has not
+ * run one for PURGE_EVERY_MS (no timer to start or stop), in short batches that skip locked rows.
  */
 import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
@@ -21,6 +24,14 @@ import type { TradingUser } from './settings.ts';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 const RETENTION = sql`interval '24 hours'`;
+/** At most one purge of expired keys per process and database this often. */
+export const PURGE_EVERY_MS = 10 * 60_000;
+/** Rows one DELETE removes: each statement is short and never holds many row locks for long. */
+const PURGE_BATCH = 500;
+/** Statements one purge runs at most; a larger backlog is taken up again after PURGE_BACKLOG_MS. */
+const PURGE_MAX_BATCHES = 20;
+const PURGE_BACKLOG_MS = 10_000;
+const nextPurgeAt = new WeakMap<Db, number>();
 
 type Stored = { ok: true; data: unknown } | { ok: false; code: ErrorCode; message: string };
 
@@ -45,10 +56,50 @@ export const requestHashOf = (operation: string, input: unknown) => new Bun.Cryp
 
 const newOwner = () => Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex');
 
+/**
+ * Deletes keys past their 24 h window, `batch` rows per statement (rows a request holds are skipped,
+ * never waited for), until fewer than a batch are left or `maxBatches` statements ran (`backlog`).
+ */
+export async function purgeExpiredKeys(db: Db, batch = PURGE_BATCH, maxBatches = PURGE_MAX_BATCHES): Promise<{ deleted: number; backlog: boolean }> {
+  let deleted = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const rows = await db
+      .delete(idempotencyKeys)
+      .where(
+        sql`(${idempotencyKeys.accountId}, ${idempotencyKeys.userId}, ${idempotencyKeys.key}) in (
+          select account_id, user_id, key from idempotency_keys
+           where created_at < now() - ${RETENTION} limit ${batch} for update skip locked)`,
+      )
+      .returning({ key: idempotencyKeys.key });
+    deleted += rows.length;
+    if (rows.length < batch) return { deleted, backlog: false };
+  }
+  return { deleted, backlog: true };
+}
+
+/**
+ * Starts a purge unless this process ran one on this database in the last PURGE_EVERY_MS (sooner when
+ * the last one left a backlog). It runs beside the request, which never waits for it; a failure
+ * (the database away) just waits for the next turn. Resolves to the rows deleted, or undefined when
+ * it was not this call's turn.
+ */
+export function purgeExpiredKeysOccasionally(db: Db, now = Date.now()): Promise<number> | undefined {
+  if (now < (nextPurgeAt.get(db) ?? 0)) return undefined;
+  nextPurgeAt.set(db, now + PURGE_EVERY_MS);
+  return purgeExpiredKeys(db).then(
+    ({ deleted, backlog }) => {
+      if (backlog) nextPurgeAt.set(db, now + PURGE_BACKLOG_MS);
+      return deleted;
+    },
+    () => 0,
+  );
+}
+
 export async function runIdempotent<T>(call: IdempotentCall<T>): Promise<T> {
   const { db, user, key } = call;
   if (key === null) return call.run({});
   if (!KEY.test(key)) throw new ApiError('BAD_REQUEST', 'Idempotency-Key: must be 1-255 visible ASCII characters');
+  void purgeExpiredKeysOccasionally(db);
   const requestHash = requestHashOf(call.operation, call.input);
   const whereKey = and(eq(idempotencyKeys.accountId, user.accountId), eq(idempotencyKeys.userId, user.userId), eq(idempotencyKeys.key, key));
   const lease = sql`now() + ${call.leaseSeconds} * interval '1 second'`;

@@ -2,6 +2,8 @@
  * The per-request context, built once per HTTP request by the transport (REST bridge or /trpc) and
  * shared by every procedure call of that request (a tRPC batch is one request).
  */
+import type { TRPCError } from '@trpc/server';
+import type { KeyPrincipal } from '../accounts/api-keys.ts';
 import type { Services } from '../services.ts';
 
 export interface RequestContext {
@@ -25,6 +27,20 @@ export interface RequestContext {
   billing: { billable: boolean; chargedMicros: number };
   /** Fields for the request log line, filled in as the request is understood. */
   logFields: { accountId?: string };
+  /** What this request has learnt about its key, shared by the calls of a tRPC batch (set on first use). */
+  keyCheck?: KeyCheck;
+}
+
+/** See procedures.ts: a key is looked up, and a failed authentication counted, once per HTTP request. */
+export interface KeyCheck {
+  /** The failed authentication was counted against the client address (once per request). */
+  counted?: boolean;
+  /** The billed key's failure (401), answered again to the batch's other calls without a lookup. */
+  failure?: TRPCError;
+  /** Settles once the batch's first billed call knows whether its key is good: the others wait for it. */
+  known?: Promise<void>;
+  /** The key looked up for a refusal (a 400 or 429 is answered 401 if the key is not valid). */
+  lookup?: Promise<KeyPrincipal>;
 }
 
 export interface RequestInfo {

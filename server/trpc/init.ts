@@ -1,6 +1,7 @@
-import { initTRPC } from '@trpc/server';
+import { initTRPC, type TRPCError } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { toPublicError } from '../errors.ts';
+import { toPublicError, type PublicError } from '../errors.ts';
 import type { RequestContext } from './context.ts';
 
 /** Who may call a procedure; set once by the base procedures, read by the docs and the security tests. */
@@ -12,22 +13,40 @@ export type RouteMeta = OpenApiMeta<{
   billing?: 'standard' | 'premium';
   /** Accepts an Idempotency-Key header (buy, sell). */
   idempotent?: boolean;
+  /** A dashboard route that creates the x-account-id account when it does not exist (POST /keys). */
+  createsAccount?: boolean;
   /** HTTP status of a successful REST call (default 200). */
   successStatus?: number;
 }>;
+
+/**
+ * The request id of errors tRPC raised before it created the context (an unknown content type,
+ * mixed procedure types…): the errorFormatter sees no ctx then. tRPC calls the endpoint's onError
+ * with the very error object just before formatting it, and the endpoint records the id here.
+ */
+const requestIdOfError = new WeakMap<TRPCError, string>();
+
+export function recordRequestId(error: TRPCError, requestId: string): void {
+  requestIdOfError.set(error, requestId);
+}
+
+/** tRPC's error `data` for one of our public errors (the errorFormatter's shape, also for errors the endpoint raises). */
+export function trpcErrorShape(api: PublicError, trpcCode: TRPCError['code'], path?: string) {
+  return {
+    message: api.message,
+    code: TRPC_ERROR_CODES_BY_KEY[trpcCode],
+    data: { code: api.code, httpStatus: api.status, path, api },
+  };
+}
 
 export const t = initTRPC
   .context<RequestContext>()
   .meta<RouteMeta>()
   .create({
     // The same four public fields as REST, inside tRPC's error `data` (decisions §2). No stack traces.
-    errorFormatter({ shape, error, ctx }) {
-      const api = toPublicError(error, ctx?.requestId ?? 'unknown');
-      return {
-        message: api.message,
-        code: shape.code,
-        data: { code: api.code, httpStatus: api.status, path: shape.data.path, api },
-      };
+    errorFormatter({ error, ctx, path }) {
+      const api = toPublicError(error, ctx?.requestId ?? requestIdOfError.get(error) ?? 'unknown');
+      return trpcErrorShape(api, error.code, path);
     },
   });
 

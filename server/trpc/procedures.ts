@@ -1,21 +1,25 @@
 /**
  * The base procedures, defined once. Each narrows the context (who is calling) and carries its
  * cross-cutting rules as one middleware, in the order of decisions §4:
- *   authenticate (401) → user id (400) → rate limit (429) → reserve the cost (402) → handler,
+ *   authenticate (401) → input and user id (400) → rate limit (429) → reserve the cost (402) → handler,
  * and a failed handler has its reservation reversed. Route handlers never re-check any of it.
+ *
+ * Before any key is looked up, the client address's failed authentications are checked (429 once
+ * they are used up), and a key is looked up at most once per HTTP request (a tRPC batch is one).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { ensureAccount } from '../accounts/accounts.ts';
+import { requireAccount } from '../accounts/accounts.ts';
 import { authenticateApiKey, hashApiKey, isApiKeyShaped, type KeyPrincipal } from '../accounts/api-keys.ts';
 import { admitBilledRequest, billingCommitsSynchronously, type Charge, type PriceTier } from '../accounts/billing.ts';
 import type { RateRule } from '../config.ts';
+import { throwIfDeferredInputError } from '../http/deferred-input.ts';
 import { markReusable } from '../lib/reusable-json.ts';
 import type { RateDecision } from '../ratelimit/rate-limiter.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { digestOf } from '../services.ts';
-import type { RequestContext } from './context.ts';
-import { whenReady } from '../lib/when-ready.ts';
+import { digestOf, type Services } from '../services.ts';
+import type { KeyCheck, RequestContext } from './context.ts';
+import { whenReady, type MaybePromise } from '../lib/when-ready.ts';
 import { t } from './init.ts';
 import { rawInputOf } from './raw-input.ts';
 import { normaliseUserId } from './user-id.ts';
@@ -34,25 +38,42 @@ function isDashboardKey(ctx: RequestContext, key: string): boolean {
 }
 
 /**
- * Takes a token; null when the bucket store (Redis) is unreachable and the request goes unlimited.
- * Synchronous with the in-process limiter (callers skip the await then: a promise hop per request
- * was measurable on the cheapest routes).
+ * Asks the limiter (take or peek); null when the bucket store (Redis) is unreachable or too slow and
+ * the request goes unlimited. Synchronous with the in-process limiter (callers skip the await then:
+ * a promise hop per request was measurable on the cheapest routes).
  */
-function takeToken(ctx: RequestContext, bucket: string, rule: RateRule): RateDecision | null | Promise<RateDecision | null> {
+function askLimiter(ctx: RequestContext, ask: 'take' | 'peek', bucket: string, rule: RateRule): MaybePromise<RateDecision | null> {
   try {
-    const taken = ctx.services.rateLimiter.take(bucket, rule);
-    return taken instanceof Promise ? taken.catch((error) => limiterUnavailable(ctx, error)) : taken;
+    const answer = ctx.services.rateLimiter[ask](bucket, rule);
+    return answer instanceof Promise ? answer.catch((error) => limiterUnavailable(ctx, error)) : answer;
   } catch (error) {
     return limiterUnavailable(ctx, error);
   }
 }
 
+const takeToken = (ctx: RequestContext, bucket: string, rule: RateRule) => askLimiter(ctx, 'take', bucket, rule);
+
+/** While the limiter is down every request comes here: one warning per interval, with the count since the last. */
+const LIMITER_WARNING_INTERVAL_MS = 5_000;
+const limiterWarnings = new WeakMap<Services, { at: number; suppressed: number }>();
+
 /**
- * Serve the request unlimited rather than fail it. Billing still guards every charge; the log says
- * why limits were not applied.
+ * Serve the request unlimited rather than fail it (fail open). Billing still guards every charge; the
+ * log says why limits were not applied, at most once per LIMITER_WARNING_INTERVAL_MS.
  */
 function limiterUnavailable(ctx: RequestContext, error: unknown): null {
-  ctx.services.logger.warn('rate limiter unavailable; request not limited', { requestId: ctx.requestId, error: String((error as Error).message ?? error) });
+  const now = performance.now();
+  const last = limiterWarnings.get(ctx.services);
+  if (last && now - last.at < LIMITER_WARNING_INTERVAL_MS) {
+    last.suppressed++;
+    return null;
+  }
+  limiterWarnings.set(ctx.services, { at: now, suppressed: 0 });
+  ctx.services.logger.warn('rate limiter unavailable; requests not limited', {
+    requestId: ctx.requestId,
+    error: String((error as Error)?.message ?? error),
+    suppressedWarnings: last?.suppressed ?? 0,
+  });
   return null;
 }
 
@@ -73,26 +94,100 @@ async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRul
   applyDecision(ctx, taken instanceof Promise ? await taken : taken);
 }
 
-/** The path of the first string in `value` holding a NUL character (PostgreSQL cannot store one). */
-function nulPath(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      const found = nulPath(inner, path ? `${path}.${key}` : key);
-      if (found) return found;
+/**
+ * Failed authentications (a presented key that is malformed, unknown, revoked or of the wrong kind)
+ * take a token from their client address's bucket (RATE_LIMIT_AUTH_FAILURE_*; shared by instances
+ * through Redis). Once it is empty, every request from that address presenting a key is answered 429
+ * before its key is looked up: guessing keys, or a random key per request, no longer costs a database
+ * lookup each. A valid key from that address is refused too until the bucket refills, since only the
+ * lookup could tell it is valid; a dashboard key is compared in memory, so a correct one still passes.
+ */
+const authFailureBucket = (ctx: RequestContext) => `authfail:${ctx.clientIp()}`;
+
+async function refuseBlockedClient(ctx: RequestContext) {
+  const peeked = askLimiter(ctx, 'peek', authFailureBucket(ctx), ctx.services.config.rateLimits.authFailure);
+  const gate = peeked instanceof Promise ? await peeked : peeked;
+  if (!gate || gate.allowed) return;
+  ctx.resHeaders['Retry-After'] = String(gate.retryAfterSeconds);
+  throw new ApiError('RATE_LIMITED', `Too many failed authentications from this address; retry after ${gate.retryAfterSeconds}s`);
+}
+
+/** A REST request is one call: its check needs no sharing. A tRPC batch's calls share the context's. */
+function keyCheckOf(ctx: RequestContext): KeyCheck {
+  if (ctx.transport === 'rest') return {};
+  return (ctx.keyCheck ??= {});
+}
+
+/** Counts a failed authentication against the client address (once per request); returns the error to throw. */
+async function authFailed(ctx: RequestContext, check: KeyCheck, error: ApiError): Promise<ApiError> {
+  if (!check.counted) {
+    check.counted = true;
+    const taken = takeToken(ctx, authFailureBucket(ctx), ctx.services.config.rateLimits.authFailure);
+    if (taken instanceof Promise) await taken;
+  }
+  return error;
+}
+
+/** The key's principal for a refusal path; once per request, and a failure is counted. */
+async function authenticate(ctx: RequestContext, check: KeyCheck, key: string): Promise<KeyPrincipal> {
+  check.lookup ??= authenticateApiKey(ctx.services.database.db, key).catch(async (error) => {
+    throw error instanceof ApiError && error.apiCode === 'UNAUTHORIZED' ? await authFailed(ctx, check, error) : error;
+  });
+  const principal = await check.lookup;
+  ctx.logFields.accountId = principal.accountId;
+  return principal;
+}
+
+/**
+ * The path of the first string in `input` holding a NUL character (PostgreSQL cannot store one).
+ * Iterative (an explicit stack), so no nesting depth can overflow it; the path is built only for a hit.
+ */
+function nulPath(input: unknown): string | undefined {
+  if (typeof input === 'string') return input.includes('\u0000') ? '' : undefined;
+  if (typeof input !== 'object' || input === null) return undefined;
+  // Every node met: its value, its key and its parent's index. The stack holds the nodes still to visit.
+  const values: unknown[] = [input];
+  const keys: string[] = [''];
+  const parents: number[] = [-1];
+  const stack: number[] = [0];
+  while (stack.length > 0) {
+    const at = stack.pop()!;
+    const value = values[at];
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return pathTo(at, keys, parents);
+    } else if (typeof value === 'object' && value !== null) {
+      const names = Object.keys(value);
+      // Pushed in reverse, so the first NUL in document order is the one named.
+      for (let i = names.length - 1; i >= 0; i--) {
+        stack.push(values.length);
+        values.push((value as Record<string, unknown>)[names[i]!]);
+        keys.push(names[i]!);
+        parents.push(at);
+      }
     }
   }
   return undefined;
 }
 
-/** Text with a NUL character is a caller error, found before any work (first in every base procedure). */
-async function rejectNul(getRawInput: () => Promise<unknown>) {
-  rejectNulIn(await getRawInput());
+function pathTo(at: number, keys: string[], parents: number[]): string {
+  const names: string[] = [];
+  for (let node = at; node > 0; node = parents[node]!) names.push(keys[node]!);
+  return names.reverse().join('.');
 }
 
-function rejectNulIn(input: unknown) {
-  const found = nulPath(input, '');
-  if (found !== undefined) throw new ApiError('BAD_REQUEST', `${found || 'input'}: must not contain the NUL character`);
+/** A path in a message is cut to its last MAX_PATH_IN_MESSAGE characters (deep input makes long paths). */
+const MAX_PATH_IN_MESSAGE = 120;
+
+/**
+ * What every route checks in its raw input before the handler: an input the transport could not read
+ * (malformed JSON, wrong Content-Type, too deep; see http/deferred-input.ts), then NUL text.
+ */
+function inspectInput(input: unknown) {
+  throwIfDeferredInputError(input);
+  const found = nulPath(input);
+  if (found === undefined) return;
+  const path = found.length > MAX_PATH_IN_MESSAGE ? `…${found.slice(-MAX_PATH_IN_MESSAGE)}` : found || 'input';
+  throw new ApiError('BAD_REQUEST', `${path}: must not contain the NUL character`);
 }
 
 interface BilledRule {
@@ -109,38 +204,62 @@ interface Admitted {
   userId: string;
 }
 
-type MiddlewareOptions = { ctx: RequestContext; path: string; getRawInput: () => Promise<unknown> };
+type MiddlewareOptions = { ctx: RequestContext; path: string; getRawInput: () => Promise<unknown>; rawInput?: unknown };
 
 /**
- * Everything a billed route needs before its handler, in the order of decisions §4:
- * NUL text (400) → key (401) → user id (400) → rate limit (429) → cost (402).
- * The key, the reservation and the usage row are ONE database round trip (admitBilledRequest). The
- * rate limit is taken before it, per key digest; a refused or malformed request is answered 401
- * rather than 429/400 when its key is not valid, so the order of the answers holds.
+ * Everything a billed route needs before its handler. A key is authenticated once per HTTP request:
+ * in a tRPC batch the first call's admission decides, the others wait for it, and a key that failed
+ * is answered 401 again without another lookup (a batch of N calls with an unknown key is one lookup).
  */
-async function admit({ ctx, path, getRawInput }: MiddlewareOptions, rule: BilledRule): Promise<Admitted> {
+async function admit(opts: MiddlewareOptions, rule: BilledRule): Promise<Admitted> {
+  const { ctx } = opts;
   ctx.billing.billable = true;
-  await rejectNul(getRawInput);
   const key = presentedKey(ctx);
   if (!key) throw new ApiError('UNAUTHORIZED', 'Missing API key: send the x-api-key header');
-  if (isDashboardKey(ctx, key)) throw new ApiError('UNAUTHORIZED', 'A dashboard key cannot call this route; use an API key');
-  if (!isApiKeyShaped(key)) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+  if (ctx.transport === 'rest') return admitKey(opts, rule, key, {});
+  const check = keyCheckOf(ctx);
+  if (check.known) {
+    await check.known;
+    if (check.failure) throw check.failure;
+    return admitKey(opts, rule, key, check);
+  }
+  let release!: () => void;
+  check.known = new Promise((resolve) => (release = resolve));
+  try {
+    return await admitKey(opts, rule, key, check);
+  } catch (error) {
+    if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') check.failure = error;
+    throw error;
+  } finally {
+    release();
+  }
+}
+
+/**
+ * One billed call, in the order of decisions §4:
+ * failed-authentication gate (429) → key shape (401) → input, user id (400) → rate limit (429) → key and cost (401, 402).
+ * The key, the reservation and the usage row are ONE database round trip (admitBilledRequest). The
+ * refusals before it (400, 429) look the key up first, so an invalid key is always answered 401.
+ */
+async function admitKey(opts: MiddlewareOptions, rule: BilledRule, key: string, check: KeyCheck): Promise<Admitted> {
+  const { ctx, path } = opts;
+  await refuseBlockedClient(ctx);
+  if (isDashboardKey(ctx, key)) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'A dashboard key cannot call this route; use an API key'));
+  if (!isApiKeyShaped(key)) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'Invalid API key'));
   const db = ctx.services.database.db;
   const keyHash = hashApiKey(key);
 
   let userId = '';
-  if (rule.needsUser) {
-    try {
-      userId = normaliseUserId(ctx.headers.get('x-user-id'));
-    } catch (invalidUser) {
-      // 401 first when the key is not valid either.
-      ctx.logFields.accountId = (await authenticateApiKey(db, key)).accountId;
-      throw invalidUser;
-    }
+  try {
+    inspectInput(await rawInputOf(opts));
+    if (rule.needsUser) userId = normaliseUserId(ctx.headers.get('x-user-id'));
+  } catch (callerError) {
+    await authenticate(ctx, check, key); // 401 first when the key is not valid either
+    throw callerError;
   }
   const taken = takeToken(ctx, `${rule.bucket}:${keyHash.slice(0, 32)}`, ctx.services.config.rateLimits[rule.bucket]);
   const decision = taken instanceof Promise ? await taken : taken;
-  if (decision && !decision.allowed) ctx.logFields.accountId = (await authenticateApiKey(db, key)).accountId;
+  if (decision && !decision.allowed) await authenticate(ctx, check, key);
   applyDecision(ctx, decision);
 
   const usageId = newId('use');
@@ -157,6 +276,7 @@ async function admit({ ctx, path, getRawInput }: MiddlewareOptions, rule: Billed
       usageId,
     }, (accountId) => (ctx.logFields.accountId = accountId));
   } catch (error) {
+    if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') throw await authFailed(ctx, check, error);
     // Not a refusal but a lost answer (the database went away): the charge may have been written.
     if (!(error instanceof ApiError)) ctx.services.refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
     throw error;
@@ -194,17 +314,30 @@ const billedForUser = (bucket: 'key' | 'trade') =>
 
 const ACCOUNT_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
-/** A server-configured dashboard key and x-account-id (one middleware; never billed). */
-const dashboard = t.middleware(async ({ ctx, next, getRawInput }) => {
-  await rejectNul(getRawInput);
-  const key = presentedKey(ctx);
-  if (!key || !isDashboardKey(ctx, key)) throw new ApiError('UNAUTHORIZED', 'This route needs a dashboard key in x-api-key');
+/**
+ * A server-configured dashboard key (in x-api-key only: a URL ends up in proxy logs) and x-account-id
+ * (one middleware; never billed). Order: key (401) → rate limit (429) → x-account-id, input (400) →
+ * the account exists (404). Reads and most writes never create an account: only the route whose meta
+ * says `createsAccount` (POST /api/keys, whose first key creates it) skips the 404.
+ */
+const dashboard = t.middleware(async (opts) => {
+  const { ctx, next } = opts;
+  const header = ctx.headers.get('x-api-key');
+  const key = header ?? ctx.query().get('apiKey');
+  if (!key) throw new ApiError('UNAUTHORIZED', 'This route needs a dashboard key in x-api-key');
+  if (isDashboardKey(ctx, key)) {
+    if (header === null) throw new ApiError('UNAUTHORIZED', 'Send the dashboard key in the x-api-key header, never in the URL (?apiKey= is for API keys)');
+  } else {
+    await refuseBlockedClient(ctx);
+    throw await authFailed(ctx, keyCheckOf(ctx), new ApiError('UNAUTHORIZED', 'This route needs a dashboard key in x-api-key'));
+  }
   await applyRateLimit(ctx, `dashboard:${Buffer.from(digestOf(key)).toString('hex').slice(0, 16)}`, ctx.services.config.rateLimits.key);
   const accountId = ctx.headers.get('x-account-id');
   if (!accountId || !ACCOUNT_ID.test(accountId)) {
     throw new ApiError('BAD_REQUEST', 'x-account-id: required, 1-128 characters of A-Z a-z 0-9 . _ : @ -');
   }
-  await ensureAccount(ctx.services.database.db, accountId);
+  inspectInput(await rawInputOf(opts));
+  if (!opts.meta?.createsAccount) await requireAccount(ctx.services.database.db, accountId);
   ctx.logFields.accountId = accountId;
   return next({ ctx: { accountId } });
 });
@@ -216,7 +349,7 @@ const dashboard = t.middleware(async ({ ctx, next, getRawInput }) => {
 const open = t.middleware((opts) => {
   const { ctx, next } = opts;
   const limitByIp = (rawInput: unknown) => {
-    rejectNulIn(rawInput);
+    inspectInput(rawInput);
     const taken = takeToken(ctx, `ip:${ctx.clientIp()}`, ctx.services.config.rateLimits.ip);
     return whenReady(taken, (decision) => (applyDecision(ctx, decision), next()));
   };
@@ -272,5 +405,11 @@ export const userProcedure = t.procedure.meta({ access: 'user', billing: 'standa
 /** Like userProcedure, under the tighter buy/sell bucket. */
 export const tradeProcedure = t.procedure.meta({ access: 'user', billing: 'standard' }).use(billedForUser('trade'));
 
-/** A server-configured dashboard key and x-account-id; never billed. */
+/** A server-configured dashboard key and x-account-id naming an existing account (404 otherwise); never billed. */
 export const dashboardProcedure = t.procedure.meta({ access: 'dashboard' }).use(dashboard);
+
+/**
+ * Like dashboardProcedure, for the one route whose account need not exist yet: creating an account's
+ * first key (POST /api/keys) creates the account, in the same statement as the key.
+ */
+export const accountCreatingProcedure = t.procedure.meta({ access: 'dashboard', createsAccount: true }).use(dashboard);

@@ -3,15 +3,16 @@
  * ledger (db/tables/paper.ts). A fill walks the book's levels within the limit price, so size costs
  * more per share. Each order is one statement: the order row (unique per client order id, so a
  * retried placement returns the first result), and collateral and shares moved by conditional writes.
- * Orders of one account are serialised on its account row.
+ * Orders of one account are serialised on its account row. A paper account is its owner's,
+ * (account id, user id): every statement here filters by both.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
 import { paperAccounts, paperHoldings, paperOrders } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 import { costToBuy, proceedsOfSale, type BookLevel, type VenueRules } from '../valuation/index.ts';
-import type { MarketableOrder, OrderBook, VenueOrder } from './venue.ts';
+import type { MarketableOrder, OrderBook, VenueOrder, VenueOwner } from './venue.ts';
 
 type OrderRow = typeof paperOrders.$inferSelect;
 /** An order row from drizzle, or from a hand-written statement (bigint columns as text on PostgreSQL). */
@@ -31,21 +32,27 @@ const toVenueOrder = (row: OrderFields): VenueOrder => ({
   reason: row.reason,
 });
 
-export async function ensurePaperAccount(db: Db, accountKey: string, startingMicros: number) {
-  await db.insert(paperAccounts).values({ accountKey, collateralMicros: startingMicros }).onConflictDoNothing({ target: paperAccounts.accountKey });
+type OwnedTable = typeof paperAccounts | typeof paperHoldings | typeof paperOrders;
+const ownedBy = (table: OwnedTable, owner: VenueOwner): SQL => and(eq(table.accountId, owner.accountId), eq(table.userId, owner.userId))!;
+
+export async function ensurePaperAccount(db: Db, owner: VenueOwner, startingMicros: number) {
+  await db
+    .insert(paperAccounts)
+    .values({ accountId: owner.accountId, userId: owner.userId, collateralMicros: startingMicros })
+    .onConflictDoNothing({ target: [paperAccounts.accountId, paperAccounts.userId] });
 }
 
-export async function paperCollateral(db: Db, accountKey: string): Promise<number> {
-  const [row] = await db.select({ collateral: paperAccounts.collateralMicros }).from(paperAccounts).where(eq(paperAccounts.accountKey, accountKey));
+export async function paperCollateral(db: Db, owner: VenueOwner): Promise<number> {
+  const [row] = await db.select({ collateral: paperAccounts.collateralMicros }).from(paperAccounts).where(ownedBy(paperAccounts, owner));
   return row?.collateral ?? 0;
 }
 
-export async function paperTokenBalances(db: Db, accountKey: string, tokenIds: string[]): Promise<Map<string, number>> {
+export async function paperTokenBalances(db: Db, owner: VenueOwner, tokenIds: string[]): Promise<Map<string, number>> {
   const rows = tokenIds.length
     ? await db
         .select({ tokenId: paperHoldings.tokenId, shares: paperHoldings.sharesMicros })
         .from(paperHoldings)
-        .where(and(eq(paperHoldings.accountKey, accountKey), inArray(paperHoldings.tokenId, tokenIds)))
+        .where(and(ownedBy(paperHoldings, owner), inArray(paperHoldings.tokenId, tokenIds)))
     : [];
   const held = new Map(rows.map((r) => [r.tokenId, r.shares]));
   return new Map(tokenIds.map((id) => [id, held.get(id) ?? 0]));
@@ -78,51 +85,53 @@ function quote(book: OrderBook, order: MarketableOrder, rules: VenueRules): { re
  *  - a fill moves collateral and shares by conditional writes (`>=`), and when the condition fails
  *    the order is recorded REJECTED (insufficient balance or shares) with nothing moved.
  */
-export async function placePaperOrder(db: Db, accountKey: string, book: OrderBook, order: MarketableOrder, rules: VenueRules): Promise<VenueOrder> {
+export async function placePaperOrder(db: Db, owner: VenueOwner, book: OrderBook, order: MarketableOrder, rules: VenueRules): Promise<VenueOrder> {
   const statement = preparedSql<OrderFields>(
     db,
     'place_paper_order',
     sql`
       with account as (
-        select account_key from paper_accounts where account_key = ${sql.placeholder('accountKey')}::text for update
+        select account_id, user_id from paper_accounts
+         where account_id = ${sql.placeholder('accountId')}::text and user_id = ${sql.placeholder('userId')}::text for update
       ), earlier as (
         select id, client_order_id as "clientOrderId", token_id as "tokenId", side, status, requested_micros as "requestedMicros",
                filled_micros as "filledMicros", notional_micros as "notionalMicros", reason
           from paper_orders
-         where account_key = ${sql.placeholder('accountKey')}::text and client_order_id = ${sql.placeholder('clientOrderId')}::text
+         where account_id = ${sql.placeholder('accountId')}::text and user_id = ${sql.placeholder('userId')}::text
+           and client_order_id = ${sql.placeholder('clientOrderId')}::text
       ), proceed as (
-        select account_key from account where not exists (select 1 from earlier)
+        select account_id, user_id from account where not exists (select 1 from earlier)
       ), debit as (
         update paper_accounts a set collateral_micros = a.collateral_micros - ${sql.placeholder('amount')}::bigint
           from proceed
          where ${sql.placeholder('refused')}::text is null and ${sql.placeholder('side')}::text = 'BUY'
-           and a.account_key = proceed.account_key and a.collateral_micros >= ${sql.placeholder('amount')}::bigint
-        returning a.account_key
+           and a.account_id = proceed.account_id and a.user_id = proceed.user_id and a.collateral_micros >= ${sql.placeholder('amount')}::bigint
+        returning a.account_id, a.user_id
       ), bought as (
-        insert into paper_holdings (account_key, token_id, shares_micros)
-        select account_key, ${sql.placeholder('tokenId')}::text, ${sql.placeholder('shares')}::bigint from debit
-        on conflict (account_key, token_id) do update set shares_micros = paper_holdings.shares_micros + excluded.shares_micros
-        returning account_key
+        insert into paper_holdings (account_id, user_id, token_id, shares_micros)
+        select account_id, user_id, ${sql.placeholder('tokenId')}::text, ${sql.placeholder('shares')}::bigint from debit
+        on conflict (account_id, user_id, token_id) do update set shares_micros = paper_holdings.shares_micros + excluded.shares_micros
+        returning account_id
       ), taken as (
         update paper_holdings h set shares_micros = h.shares_micros - ${sql.placeholder('shares')}::bigint
           from proceed
          where ${sql.placeholder('refused')}::text is null and ${sql.placeholder('side')}::text = 'SELL'
-           and h.account_key = proceed.account_key and h.token_id = ${sql.placeholder('tokenId')}::text
+           and h.account_id = proceed.account_id and h.user_id = proceed.user_id and h.token_id = ${sql.placeholder('tokenId')}::text
            and h.shares_micros >= ${sql.placeholder('shares')}::bigint
-        returning h.account_key
+        returning h.account_id, h.user_id
       ), sold as (
         update paper_accounts a set collateral_micros = a.collateral_micros + ${sql.placeholder('amount')}::bigint
           from taken
-         where a.account_key = taken.account_key
-        returning a.account_key
+         where a.account_id = taken.account_id and a.user_id = taken.user_id
+        returning a.account_id
       ), outcome as (
         select case when ${sql.placeholder('refused')}::text is not null then ${sql.placeholder('refused')}::text
                     when exists (select 1 from debit) or exists (select 1 from taken) then null
                     when ${sql.placeholder('side')}::text = 'BUY' then 'insufficient-balance'
                     else 'insufficient-shares' end as reason
       ), placed as (
-        insert into paper_orders (id, account_key, client_order_id, token_id, side, requested_micros, filled_micros, notional_micros, status, reason)
-        select ${sql.placeholder('id')}::text, proceed.account_key, ${sql.placeholder('clientOrderId')}::text, ${sql.placeholder('tokenId')}::text,
+        insert into paper_orders (id, account_id, user_id, client_order_id, token_id, side, requested_micros, filled_micros, notional_micros, status, reason)
+        select ${sql.placeholder('id')}::text, proceed.account_id, proceed.user_id, ${sql.placeholder('clientOrderId')}::text, ${sql.placeholder('tokenId')}::text,
                ${sql.placeholder('side')}::text, ${sql.placeholder('requested')}::bigint,
                case when outcome.reason is null then ${sql.placeholder('shares')}::bigint else 0 end,
                case when outcome.reason is null then ${sql.placeholder('amount')}::bigint else 0 end,
@@ -135,7 +144,8 @@ export async function placePaperOrder(db: Db, accountKey: string, book: OrderBoo
   );
   const quoted = quote(book, order, rules);
   const [row] = await statement.execute({
-    accountKey,
+    accountId: owner.accountId,
+    userId: owner.userId,
     clientOrderId: order.clientOrderId,
     tokenId: order.tokenId,
     side: order.side,
@@ -145,12 +155,12 @@ export async function placePaperOrder(db: Db, accountKey: string, book: OrderBoo
     amount: 'refused' in quoted ? 0 : quoted.amountMicros,
     id: newId('ord'),
   });
-  if (!row) throw new Error(`paper account ${accountKey} does not exist`);
+  if (!row) throw new Error(`the paper account of user ${owner.userId} in account ${owner.accountId} does not exist`);
   return toVenueOrder(row);
 }
 
-export async function findPaperOrder(db: Db, accountKey: string, clientOrderId: string): Promise<VenueOrder | null> {
-  const [row] = await db.select().from(paperOrders).where(and(eq(paperOrders.accountKey, accountKey), eq(paperOrders.clientOrderId, clientOrderId)));
+export async function findPaperOrder(db: Db, owner: VenueOwner, clientOrderId: string): Promise<VenueOrder | null> {
+  const [row] = await db.select().from(paperOrders).where(and(ownedBy(paperOrders, owner), eq(paperOrders.clientOrderId, clientOrderId)));
   return row ? toVenueOrder(row) : null;
 }
 
@@ -159,16 +169,16 @@ export async function findPaperOrder(db: Db, accountKey: string, clientOrderId: 
  * Cancelling an order the venue never saw leaves a CANCELLED record under its client order id, so
  * the order can never be placed afterwards (a late delivery of a message the caller gave up on).
  */
-export async function cancelPaperOrder(db: Db, accountKey: string, clientOrderId: string): Promise<VenueOrder | null> {
+export async function cancelPaperOrder(db: Db, owner: VenueOwner, clientOrderId: string): Promise<VenueOrder | null> {
   const [row] = await db
     .update(paperOrders)
     .set({ status: 'CANCELLED' })
-    .where(and(eq(paperOrders.accountKey, accountKey), eq(paperOrders.clientOrderId, clientOrderId), eq(paperOrders.status, 'PENDING')))
+    .where(and(ownedBy(paperOrders, owner), eq(paperOrders.clientOrderId, clientOrderId), eq(paperOrders.status, 'PENDING')))
     .returning();
   if (row) return toVenueOrder(row);
   await db
     .insert(paperOrders)
-    .values({ id: newId('ord'), accountKey, clientOrderId, tokenId: '', side: 'BUY', requestedMicros: 0, filledMicros: 0, notionalMicros: 0, status: 'CANCELLED', reason: 'cancelled-before-placement' })
+    .values({ id: newId('ord'), accountId: owner.accountId, userId: owner.userId, clientOrderId, tokenId: '', side: 'BUY', requestedMicros: 0, filledMicros: 0, notionalMicros: 0, status: 'CANCELLED', reason: 'cancelled-before-placement' })
     .onConflictDoNothing();
-  return findPaperOrder(db, accountKey, clientOrderId);
+  return findPaperOrder(db, owner, clientOrderId);
 }

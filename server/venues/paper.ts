@@ -8,7 +8,7 @@ import type { Db } from '../../db/client.ts';
 import { ApiError } from '../errors.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, placePaperOrder } from './paper-ledger.ts';
-import type { MarketableOrder, OrderBook, Venue, VenueCredentials, VenueOrder } from './venue.ts';
+import type { MarketableOrder, OrderBook, Venue, VenueCredentials, VenueOrder, VenueOwner } from './venue.ts';
 
 /** The one API key the paper venue refuses, so INVALID_CREDENTIALS can be tested end to end. */
 export const PAPER_REFUSED_API_KEY = 'paper-refused';
@@ -18,7 +18,7 @@ const TICK = 10_000; // 0.01 in micro-USD
 const LEVELS = 5;
 const MIN_PRICE = TICK;
 const MAX_PRICE = 1_000_000 - TICK;
-/** Paper account keys remembered as opened (forgotten all at once beyond this; reopening is harmless). */
+/** Paper account owners remembered as opened (forgotten all at once beyond this; reopening is harmless). */
 const MAX_REMEMBERED_ACCOUNTS = 100_000;
 /** One drift cycle: a day. */
 const DRIFT_PERIOD_MS = 86_400_000;
@@ -91,52 +91,58 @@ export class PaperVenue implements Venue {
     if (credentials.apiKey === PAPER_REFUSED_API_KEY) throw new ApiError('INVALID_CREDENTIALS', 'The venue refused these credentials');
   }
 
-  /** The paper account of these credentials, opened with the starting balance on first use. */
-  private async account(credentials: VenueCredentials): Promise<{ db: Db; key: string }> {
+  /**
+   * The paper account of the credentials' owner, opened with the starting balance on first use. The
+   * API key never names it: tenants who store the same key (the README's example invites it) must
+   * not see or spend each other's paper money.
+   */
+  private async account(credentials: VenueCredentials): Promise<{ db: Db; owner: VenueOwner }> {
     await this.checkCredentials(credentials);
     const db = this.options.db;
     if (!db) throw new Error('this paper venue has no ledger database');
-    const key = credentials.apiKey;
-    // Opened once per key and process: every order otherwise paid one more round trip for an insert
-    // that did nothing. Paper accounts are never deleted, so a key seen here stays opened.
-    if (!this.opened.has(key)) {
-      await ensurePaperAccount(db, key, this.options.startingBalanceMicros ?? 0);
+    const owner = credentials.owner;
+    if (!owner) throw new Error('the paper venue needs the owner of the credentials (openCredentials fills it in)');
+    // Opened once per owner and process: every order otherwise paid one more round trip for an
+    // insert that did nothing. Paper accounts are never deleted, so an owner seen here stays opened.
+    const remembered = `${owner.accountId}\n${owner.userId}`;
+    if (!this.opened.has(remembered)) {
+      await ensurePaperAccount(db, owner, this.options.startingBalanceMicros ?? 0);
       if (this.opened.size >= MAX_REMEMBERED_ACCOUNTS) this.opened.clear();
-      this.opened.add(key);
+      this.opened.add(remembered);
     }
-    return { db, key };
+    return { db, owner };
   }
 
   async placeOrder(credentials: VenueCredentials, order: MarketableOrder): Promise<VenueOrder> {
-    const { db, key } = await this.account(credentials);
+    const { db, owner } = await this.account(credentials);
     const book = (await this.getOrderBooks([order.tokenId])).get(order.tokenId)!;
     try {
-      return await placePaperOrder(db, key, book, order, this.rules);
+      return await placePaperOrder(db, owner, book, order, this.rules);
     } catch (error) {
       // The same client order id placed concurrently: the other placement won; report its result.
-      const existing = await findPaperOrder(db, key, order.clientOrderId);
+      const existing = await findPaperOrder(db, owner, order.clientOrderId);
       if (existing) return existing;
       throw error;
     }
   }
 
   async getOrder(credentials: VenueCredentials, clientOrderId: string) {
-    const { db, key } = await this.account(credentials);
-    return findPaperOrder(db, key, clientOrderId);
+    const { db, owner } = await this.account(credentials);
+    return findPaperOrder(db, owner, clientOrderId);
   }
 
   async cancelOrder(credentials: VenueCredentials, clientOrderId: string) {
-    const { db, key } = await this.account(credentials);
-    return cancelPaperOrder(db, key, clientOrderId);
+    const { db, owner } = await this.account(credentials);
+    return cancelPaperOrder(db, owner, clientOrderId);
   }
 
   async getCollateral(credentials: VenueCredentials) {
-    const { db, key } = await this.account(credentials);
-    return paperCollateral(db, key);
+    const { db, owner } = await this.account(credentials);
+    return paperCollateral(db, owner);
   }
 
   async getTokenBalances(credentials: VenueCredentials, tokenIds: string[]) {
-    const { db, key } = await this.account(credentials);
-    return paperTokenBalances(db, key, tokenIds);
+    const { db, owner } = await this.account(credentials);
+    return paperTokenBalances(db, owner, tokenIds);
   }
 }

@@ -14,6 +14,12 @@ export interface OrderBook {
   tickMicros: number;
 }
 
+/** The trading user a venue call is made for. */
+export interface VenueOwner {
+  accountId: string;
+  userId: string;
+}
+
 /** The caller's stored venue credentials (decrypted only for the call). */
 export interface VenueCredentials {
   apiKey: string;
@@ -23,6 +29,12 @@ export interface VenueCredentials {
   sessionKey?: `0x${string}`;
   /** Live venue: the user's funding wallet (settings walletAddress), filled in when opened. */
   walletAddress?: string | null;
+  /**
+   * Whose credentials these are, filled in when opened. The paper venue keeps one account per owner
+   * (decisions §8), never per API key: two tenants may store the same key. A live venue ignores it
+   * (its accounts are the credentials themselves).
+   */
+  owner?: VenueOwner;
 }
 
 export type OrderSide = 'BUY' | 'SELL';
@@ -74,7 +86,7 @@ export interface Venue {
   getCollateral(credentials: VenueCredentials): Promise<number>;
   /**
    * Shares of each token held by the wallet, in micro-shares (tokens not held are 0). A live venue
-   * reads the chain at `walletAddress`; the paper venue answers from its ledger for the credentials.
+   * reads the chain at `walletAddress`; the paper venue answers from its ledger for the credentials' owner.
    */
   getTokenBalances(credentials: VenueCredentials, tokenIds: string[], walletAddress?: string): Promise<Map<string, number>>;
 }

@@ -17,10 +17,37 @@ export interface RunningServer {
  */
 export const PRODUCTION_RUNTIME = { args: ['--smol'], env: { NODE_ENV: 'production', BUN_JSC_forceRAMSize: '536870912' } };
 
+const repositoryRoot = new URL('../..', import.meta.url).pathname;
+
+/** A port nothing listens on right now (the OS picks it; a test that wants it taken binds it again). */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const { port } = probe;
+  probe.stop(true);
+  return port;
+}
+
+/** Starts the server and waits until it answers /healthz. env.PORT chooses the port (default: a random one). */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const server = spawnServer(env);
+  // Ready when it answers (the 'listening' line is not logged below LOG_LEVEL=info).
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (server.process.exitCode !== null || Date.now() > deadline) await server.waitFor(() => false, 0);
+    try {
+      if ((await fetch(`${server.url}/healthz`)).ok) break;
+    } catch {}
+    await Bun.sleep(50);
+  }
+  return server;
+}
+
+/** Starts the server process without waiting for it (for tests of how it starts, or fails to). */
+export function spawnServer(env: Record<string, string>): RunningServer {
+  // A port the OS just handed out: a random pick collided now and then with other tests' listeners.
+  const port = env.PORT ? Number(env.PORT) : freePort();
   const child = Bun.spawn([process.execPath, ...PRODUCTION_RUNTIME.args, 'server/main.ts'], {
-    cwd: new URL('../..', import.meta.url).pathname,
+    cwd: repositoryRoot,
     env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...PRODUCTION_RUNTIME.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -69,14 +96,28 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
       return child.exited;
     },
   };
-  // Ready when it answers (the 'listening' line is not logged below LOG_LEVEL=info).
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null || Date.now() > deadline) await server.waitFor(() => false, 0);
-    try {
-      if ((await fetch(`${server.url}/healthz`)).ok) break;
-    } catch {}
-    await Bun.sleep(50);
-  }
   return server;
+}
+
+export interface Finished {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs one of this repository's entry points (`server/cli.ts …`, `server/main.ts`) to its end with
+ * only the given environment (and PATH/HOME), killing it after `timeoutMs`.
+ */
+export async function runToExit(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Finished> {
+  const child = Bun.spawn([process.execPath, ...args], {
+    cwd: repositoryRoot,
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  clearTimeout(timer);
+  return { exitCode, stdout, stderr };
 }

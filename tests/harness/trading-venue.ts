@@ -4,7 +4,7 @@
  * way; what differs is how a test reads the venue's own books (`VenueLedger`), to compare them with
  * ours, and how a trading user is enrolled at the venue.
  */
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { eventBands, events, paperAccounts, paperHoldings, paperOrders, polymarketOrders } from '../../db/schema.ts';
 import { loadConfig } from '../../server/config.ts';
 import { ClobHttp } from '../../server/venues/polymarket/clob-http.ts';
@@ -18,6 +18,7 @@ import { freshDatabase, type TestDatabase } from './databases.ts';
 export const TEST_VENUE: 'paper' | 'polymarket' = process.env.TEST_VENUE === 'polymarket' ? 'polymarket' : 'paper';
 
 export interface TraderRef {
+  account: { accountId: string };
   userId: string;
   credentials: VenueCredentials;
 }
@@ -109,25 +110,28 @@ export async function createTradingApp(
 
 function paperLedger(t: TestApp, startingMicros: number): VenueLedger {
   const db = t.database.db;
+  // A paper account is its owner's (account, user), whatever API key the user stored.
+  const owned = (table: typeof paperAccounts | typeof paperHoldings | typeof paperOrders, who: TraderRef) =>
+    and(eq(table.accountId, who.account.accountId), eq(table.userId, who.userId));
   return {
     startingMicros,
     enrol: (userId) => ({ apiKey: `paper-${userId}`, secret: 'c2VjcmV0', passphrase: 'pass' }),
     authorise: () => {},
     collateral: async (who) => {
-      const [row] = await db.select().from(paperAccounts).where(eq(paperAccounts.accountKey, who.credentials.apiKey));
+      const [row] = await db.select().from(paperAccounts).where(owned(paperAccounts, who));
       return row?.collateralMicros ?? startingMicros;
     },
     holdings: async (who) => {
-      const rows = await db.select().from(paperHoldings).where(eq(paperHoldings.accountKey, who.credentials.apiKey));
+      const rows = await db.select().from(paperHoldings).where(owned(paperHoldings, who));
       return new Map(rows.filter((r) => r.sharesMicros > 0).map((r) => [r.tokenId, r.sharesMicros]));
     },
     fills: async (who) => {
-      const rows = await db.select().from(paperOrders).where(eq(paperOrders.accountKey, who.credentials.apiKey));
+      const rows = await db.select().from(paperOrders).where(owned(paperOrders, who));
       return new Map(rows.filter((r) => r.filledMicros > 0).map((r) => [r.clientOrderId, { filledMicros: r.filledMicros, notionalMicros: r.notionalMicros }]));
     },
     setHoldings: async (who, holdings) => {
-      await db.delete(paperHoldings).where(eq(paperHoldings.accountKey, who.credentials.apiKey));
-      for (const [tokenId, sharesMicros] of holdings) await db.insert(paperHoldings).values({ accountKey: who.credentials.apiKey, tokenId, sharesMicros });
+      await db.delete(paperHoldings).where(owned(paperHoldings, who));
+      for (const [tokenId, sharesMicros] of holdings) await db.insert(paperHoldings).values({ accountId: who.account.accountId, userId: who.userId, tokenId, sharesMicros });
     },
     close: () => {},
   };

@@ -29,7 +29,9 @@ export async function trader(t: TestApp, opts: { account?: FundedAccount; creden
   const headers = { ...account.headers, 'x-user-id': userId };
   const credentials = ledger.enrol(userId);
   const live = t.services.venue.usesSessionKeys;
-  const who: Trader = { account, userId, credentials: { ...credentials, walletAddress: live ? userId : null }, headers };
+  // As openCredentials gives them to the venue: with the wallet and their owner.
+  const owner = { accountId: account.accountId, userId };
+  const who: Trader = { account, userId, credentials: { ...credentials, walletAddress: live ? userId : null, owner }, headers };
   if (live) await api(t, who, 'PUT', '/api/trading/settings', { walletAddress: userId });
   if (opts.credentials !== false) await storeTraderCredentials(t, who);
   return who;

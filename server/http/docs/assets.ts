@@ -13,15 +13,16 @@ const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
 };
 
-const ASSETS: Record<string, { body: string; type: string }> = {
-  'docs.js': { body: js, type: 'text/javascript; charset=utf-8' },
-  'docs.css': { body: css, type: 'text/css; charset=utf-8' },
-};
+// A Map, not an object literal: a name like `constructor` or `__proto__` must not find Object.prototype's members.
+const ASSETS = new Map<string, { body: string; type: string }>([
+  ['docs.js', { body: js, type: 'text/javascript; charset=utf-8' }],
+  ['docs.css', { body: css, type: 'text/css; charset=utf-8' }],
+]);
 
 export const docsAssets = {
   page: () => new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS } }),
   asset(name: string) {
-    const asset = ASSETS[name];
+    const asset = ASSETS.get(name);
     if (!asset) throw new ApiError('NOT_FOUND', `No docs asset ${name}`);
     return new Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=300', ...SECURITY_HEADERS } });
   },
