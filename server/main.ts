@@ -30,9 +30,14 @@ try {
 }
 const logger = createLogger(config.logLevel);
 
-/** Every request while the database is being opened: 503 in our error shape, retry shortly. */
-function starting(): Response {
+/**
+ * Every request while the database is being opened: 503 in our error shape, retry shortly — except
+ * /healthz, which says the process is alive (200, status "starting"): a liveness probe must not kill
+ * a server that is waiting for its database. /readyz is 503 until the app serves.
+ */
+function starting(request: Request): Response {
   const requestId = newId('req');
+  if (new URL(request.url).pathname === '/healthz') return Response.json({ status: 'starting' }, { headers: { 'x-request-id': requestId } });
   return errorResponse(
     { code: 'SERVICE_UNAVAILABLE', message: 'The server is starting; retry shortly', status: 503, requestId },
     { 'retry-after': '1', 'x-request-id': requestId },

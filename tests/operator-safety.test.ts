@@ -112,6 +112,12 @@ describe('the port', () => {
     const body = await res!.json();
     expect(body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'The server is starting; retry shortly', status: 503 });
     expect(body.requestId).toBe(res!.headers.get('x-request-id'));
+    // Alive but not ready: a liveness probe must not kill a server waiting for its database.
+    const [health, ready] = await Promise.all([fetch(`${starting.url}/healthz`), fetch(`${starting.url}/readyz`)]);
+    if (ready.status === 503) {
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'starting' });
+    }
     expect(await starting.stop()).toBe(0);
   }, 30_000);
 });

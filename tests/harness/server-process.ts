@@ -27,7 +27,7 @@ export function freePort(): number {
   return port;
 }
 
-/** Starts the server and waits until it answers /healthz. env.PORT chooses the port (default: a random one). */
+/** Starts the server and waits until it answers /readyz (/healthz is 200 while it is still starting). env.PORT chooses the port (default: a random one). */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const server = spawnServer(env);
   // Ready when it answers (the 'listening' line is not logged below LOG_LEVEL=info).
@@ -35,7 +35,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   for (;;) {
     if (server.process.exitCode !== null || Date.now() > deadline) await server.waitFor(() => false, 0);
     try {
-      if ((await fetch(`${server.url}/healthz`)).ok) break;
+      if ((await fetch(`${server.url}/readyz`)).ok) break;
     } catch {}
     await Bun.sleep(50);
   }
