@@ -165,13 +165,14 @@ export function createApp(services: Services) {
 
     try {
       if (!target) throw new ApiError('BAD_REQUEST', 'Invalid Host header');
-      // Bounds that hold on every path, before anything reads the body or parses the query.
-      if (declaresTooLargeBody(request, config.maxBodyBytes)) throw bodyTooLarge(config.maxBodyBytes);
-      if (target.search) assertQueryParameterCount(target.search);
+      // CORS first, so an allowed browser origin can read even the refusals below.
       const verdict = cors(request);
       if (verdict.kind === 'forbidden') throw new ApiError('FORBIDDEN_ORIGIN', `Origin ${verdict.origin} is not allowed`);
       if (verdict.kind === 'preflight') return done(withResponseHeaders(new Response(null, { status: 204, headers: verdict.headers }), scope));
       if (verdict.kind === 'allowed') scope.cors = verdict.headers;
+      // Bounds that hold on every path, before anything reads the body or parses the query.
+      if (declaresTooLargeBody(request, config.maxBodyBytes)) throw bodyTooLarge(config.maxBodyBytes);
+      if (target.search) assertQueryParameterCount(target.search);
 
       if (target.path.startsWith(`${REST_PREFIX}/`)) {
         const outcome = rest.handle(request, contextFor(request, scope, 'rest'), config.maxBodyBytes);

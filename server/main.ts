@@ -8,6 +8,7 @@
  */
 import { createApp } from './app.ts';
 import { errorResponse } from './errors.ts';
+import { requestTarget } from './http/request-target.ts';
 import { serveOptions } from './http/serve-options.ts';
 import { loadConfig, type Config } from './config.ts';
 import { newId } from './lib/ids.ts';
@@ -37,7 +38,8 @@ const logger = createLogger(config.logLevel);
  */
 function starting(request: Request): Response {
   const requestId = newId('req');
-  if (new URL(request.url).pathname === '/healthz') return Response.json({ status: 'starting' }, { headers: { 'x-request-id': requestId } });
+  // (requestTarget, not new URL: with an invalid Host header Bun's request.url is a bare path.)
+  if (requestTarget(request.url)?.path === '/healthz') return Response.json({ status: 'starting' }, { headers: { 'x-request-id': requestId } });
   return errorResponse(
     { code: 'SERVICE_UNAVAILABLE', message: 'The server is starting; retry shortly', status: 503, requestId },
     { 'retry-after': '1', 'x-request-id': requestId },

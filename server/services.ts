@@ -3,6 +3,7 @@
  * transports. Nothing here is rebuilt per request.
  */
 import { billingCommitsSynchronously } from './accounts/billing.ts';
+import { RecentKeys } from './accounts/recent-keys.ts';
 import { Refunds } from './accounts/refunds.ts';
 import { AggregateCache } from './companies/aggregate-cache.ts';
 import type { Config } from './config.ts';
@@ -31,6 +32,8 @@ export interface Services {
   venue: Venue;
   /** Refunds of failed billed requests, retried while the database is unreachable. */
   refunds: Refunds;
+  /** API keys admitted recently: they skip the failed-authentication gate (accounts/recent-keys.ts). */
+  recentKeys: RecentKeys;
 }
 
 export function digestOf(text: string): Uint8Array {
@@ -38,7 +41,7 @@ export function digestOf(text: string): Uint8Array {
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys'>,
   options: { venue?: Venue; now?: () => number } = {},
 ): Services {
   const venue = options.venue ?? createVenue(parts.config, parts.database.db, options.now);
@@ -51,6 +54,7 @@ export function createServices(
     marketData: new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now),
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
     venue,
+    recentKeys: new RecentKeys(),
     refunds: new Refunds(parts.database.db, billingCommitsSynchronously(parts.config.billingSynchronousCommit, parts.database.kind), parts.logger),
   };
 }

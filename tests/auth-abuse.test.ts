@@ -122,12 +122,20 @@ describe.each(limiters)('failed authentications per client IP, %s limiter', (kin
     expect((await json(trpc)).error.data.api.code).toBe('RATE_LIMITED');
   });
 
-  test.if(run)('a valid key from a blocked address is refused too (only a lookup could tell it is valid); other addresses are not', async () => {
+  test.if(run)('a valid key not seen recently is refused from a blocked address (only a lookup could tell); a key admitted recently is not, nor are other addresses', async () => {
     const acct = await fundedAccount(app());
     const ip = randomIp();
     for (let i = 0; i < 3; i++) await from(ip, { 'x-api-key': randomKey() });
     expect((await from(ip, acct.headers)).status).toBe(429);
     expect((await from(randomIp(), acct.headers)).status).toBe(200);
+    // Admitted now, the key keeps working from the blocked address (a bad client on a shared address
+    // must not lock out the keys in use there), while bad keys from it are still refused unlooked.
+    expect((await from(ip, acct.headers)).status).toBe(200);
+    expect((await from(ip, { 'x-api-key': randomKey() })).status).toBe(429);
+    // Revoked, it is forgotten: the gate applies to it again.
+    await app().request(`/api/keys/${acct.apiKeyId}`, { method: 'DELETE', headers: dashboardHeaders(DASHBOARD_KEY, acct.accountId) });
+    expect((await from(randomIp(), acct.headers)).status).toBe(401);
+    expect((await from(ip, acct.headers)).status).toBe(429);
     // Public routes present no key and are not affected.
     expect((await from(ip, {}, '/api/pricing')).status).toBe(200);
   });

@@ -266,8 +266,8 @@ function publicErrorsOf(body: any): any[] {
   return items.flatMap((item) => (item?.error ? [item.error.data?.api ?? item.error] : item && 'code' in item && 'requestId' in item ? [item] : []));
 }
 
-/** A JSON text nested `depth` levels deep, built without recursion: {"a":[[[…]]]}. */
-const deepJson = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+/** A JSON text nested exactly `depth` levels deep (the object is one), built without recursion: {"a":[[…]]}. */
+const deepJson = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
 
 const HOSTILE_DATES = ['0000-01-01', '9999-12-31T23:59-23:59', '2026-02-31', '2026-11-22T24:00:00Z', '-271821-04-20', '+275760-09-13T00:00:00Z', '10000-01-01', '1900-01-01', '2026-11-22T06:00:00+99:00'];
 

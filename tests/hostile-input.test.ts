@@ -334,3 +334,21 @@ describe('every error carries the request\'s own id', () => {
     expect(error.requestId).toBe('req-docs-1');
   });
 });
+
+describe('refusals before routing still carry CORS headers for an allowed origin', () => {
+  test('413 and the parameter-count 400 are readable by the browser that sent them', async () => {
+    const origin = 'https://app.example.com';
+    const app = await createTestApp({ CORS_ORIGINS: origin, MAX_BODY_BYTES: '65536' });
+    try {
+      const tooLarge = await app.request('/api/keys', { method: 'POST', headers: { origin, 'content-length': '65537' }, body: 'x' });
+      const tooMany = await app.request(`/api/pricing?${'a=1&'.repeat(101)}`, { headers: { origin } });
+      for (const [res, status] of [[tooLarge, 413], [tooMany, 400]] as const) {
+        expect(res.status).toBe(status);
+        expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+        expect((await res.json()).status).toBe(status);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});

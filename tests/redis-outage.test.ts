@@ -22,6 +22,8 @@ let proxy: CuttableProxy;
 let app: TestApp;
 let acct: FundedAccount;
 const logLines: string[] = [];
+/** How long Redis was out in all (cut or frozen until limits came back), for the warning bound. */
+let outageMs = 0;
 
 beforeAll(async () => {
   if (!redisUrl) return;
@@ -72,6 +74,7 @@ async function limitsComeBack(): Promise<number> {
 
 test.skipIf(!redisUrl)('Redis refusing connections: answered fast and unlimited, limits back once it returns', async () => {
   await limitsComeBack();
+  const cutAt = performance.now();
   proxy.cut();
   await expectServedUnlimited();
   // Long enough for Bun's own reconnection to have given up, had it been in charge.
@@ -79,14 +82,17 @@ test.skipIf(!redisUrl)('Redis refusing connections: answered fast and unlimited,
   await expectServedUnlimited();
   proxy.restore();
   expect(await limitsComeBack()).toBeLessThan(LIMITS_BACK_WITHIN_MS);
+  outageMs += performance.now() - cutAt;
 });
 
 test.skipIf(!redisUrl)('a hung Redis (connections open, no answers): answered within about the deadline, limits back after', async () => {
   await limitsComeBack();
+  const frozenAt = performance.now();
   proxy.freeze();
   await expectServedUnlimited();
   proxy.thaw();
   await limitsComeBack();
+  outageMs += performance.now() - frozenAt;
   // Answers held back during the freeze and delivered late change nothing: a fresh bucket counts from its burst.
   const fresh = `10.201.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
   const remaining: string[] = [];
@@ -97,6 +103,9 @@ test.skipIf(!redisUrl)('a hung Redis (connections open, no answers): answered wi
 test.skipIf(!redisUrl)('the outage is logged, but not once per request', () => {
   const warnings = logLines.filter((line) => line.includes('rate limiter unavailable'));
   expect(warnings.length).toBeGreaterThan(0);
-  // 80 requests were served unlimited; the warning repeats at most every few seconds.
-  expect(warnings.length).toBeLessThanOrEqual(6);
+  // 80 requests were served unlimited; the warning repeats at most every 5 s of outage (plus one per
+  // outage's first request), however long a slow machine took.
+  expect(outageMs).toBeGreaterThan(0);
+  expect(warnings.length).toBeLessThanOrEqual(Math.ceil(outageMs / 5_000) + 2);
+  expect(warnings.length).toBeLessThan(80);
 });

@@ -77,7 +77,9 @@ export async function creditAccount(db: Db, input: { accountId: string; amountMi
   const [row] = await statement.execute({ id: newId('crd'), accountId: input.accountId, amountMicros: input.amountMicros, reference: input.reference });
   if (row?.credited != null) return { credited: true, balanceMicros: Number(row.credited) };
   if (row?.before == null) throw noSuchAccount(input.accountId);
-  return { credited: false, balanceMicros: Number(row.before) };
+  // Nothing credited: a repeated reference. `before` is this statement's snapshot, which misses a
+  // concurrent first credit of the same reference it waited for, so the balance is read again.
+  return { credited: false, balanceMicros: (await getAccount(db, input.accountId)).balanceMicros };
 }
 
 /** One statement; NOT_FOUND for an unknown account. */

@@ -159,7 +159,9 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
 
   const declared = route.meta.openapi?.errorResponses;
   const extra = Array.isArray(declared) ? declared : Object.keys(declared ?? {}).map(Number);
-  const statuses = [...new Set([...BASE_ERRORS[access], ...extra])].sort();
+  // The route that creates its account never answers 404 for a missing one.
+  const base = route.meta.createsAccount ? BASE_ERRORS[access].filter((status) => status !== 404) : BASE_ERRORS[access];
+  const statuses = [...new Set([...base, ...extra])].sort();
   for (const status of statuses) {
     responses[String(status)] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'Error',

@@ -99,8 +99,10 @@ async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRul
  * take a token from their client address's bucket (RATE_LIMIT_AUTH_FAILURE_*; shared by instances
  * through Redis). Once it is empty, every request from that address presenting a key is answered 429
  * before its key is looked up: guessing keys, or a random key per request, no longer costs a database
- * lookup each. A valid key from that address is refused too until the bucket refills, since only the
- * lookup could tell it is valid; a dashboard key is compared in memory, so a correct one still passes.
+ * lookup each. A key this process admitted in the last 10 minutes skips the gate (accounts/recent-keys.ts),
+ * so a bad client on a shared address cannot lock out the keys in use there; another valid key from a
+ * blocked address is refused until the bucket refills, since only the lookup could tell it is valid.
+ * A dashboard key is compared in memory, so a correct one still passes.
  */
 const authFailureBucket = (ctx: RequestContext) => `authfail:${ctx.clientIp()}`;
 
@@ -145,6 +147,15 @@ async function authenticate(ctx: RequestContext, check: KeyCheck, key: string): 
 function nulPath(input: unknown): string | undefined {
   if (typeof input === 'string') return input.includes('\u0000') ? '' : undefined;
   if (typeof input !== 'object' || input === null) return undefined;
+  // Most inputs are flat (query parameters, small bodies): no stack for them (every public request
+  // comes here, /api/pricing's `{}` included).
+  let flat = true;
+  for (const name in input) {
+    const value = (input as Record<string, unknown>)[name];
+    if (typeof value === 'object' && value !== null) flat = false;
+    else if (flat && typeof value === 'string' && value.includes('\u0000')) return name;
+  }
+  if (flat) return undefined;
   // Every node met: its value, its key and its parent's index. The stack holds the nodes still to visit.
   const values: unknown[] = [input];
   const keys: string[] = [''];
@@ -216,17 +227,20 @@ async function admit(opts: MiddlewareOptions, rule: BilledRule): Promise<Admitte
   ctx.billing.billable = true;
   const key = presentedKey(ctx);
   if (!key) throw new ApiError('UNAUTHORIZED', 'Missing API key: send the x-api-key header');
-  if (ctx.transport === 'rest') return admitKey(opts, rule, key, {});
+  const keyHash = isApiKeyShaped(key) ? hashApiKey(key) : undefined;
+  // A key this process admitted recently needs no gate and no waiting: a batch's calls are admitted at once.
+  const known = keyHash !== undefined && ctx.services.recentKeys.has(keyHash);
+  if (ctx.transport === 'rest' || known) return admitKey(opts, rule, key, keyHash, known, keyCheckOf(ctx));
   const check = keyCheckOf(ctx);
   if (check.known) {
     await check.known;
     if (check.failure) throw check.failure;
-    return admitKey(opts, rule, key, check);
+    return admitKey(opts, rule, key, keyHash, false, check);
   }
   let release!: () => void;
   check.known = new Promise((resolve) => (release = resolve));
   try {
-    return await admitKey(opts, rule, key, check);
+    return await admitKey(opts, rule, key, keyHash, false, check);
   } catch (error) {
     if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') check.failure = error;
     throw error;
@@ -241,13 +255,12 @@ async function admit(opts: MiddlewareOptions, rule: BilledRule): Promise<Admitte
  * The key, the reservation and the usage row are ONE database round trip (admitBilledRequest). The
  * refusals before it (400, 429) look the key up first, so an invalid key is always answered 401.
  */
-async function admitKey(opts: MiddlewareOptions, rule: BilledRule, key: string, check: KeyCheck): Promise<Admitted> {
+async function admitKey(opts: MiddlewareOptions, rule: BilledRule, key: string, keyHash: string | undefined, known: boolean, check: KeyCheck): Promise<Admitted> {
   const { ctx, path } = opts;
-  await refuseBlockedClient(ctx);
+  if (!known) await refuseBlockedClient(ctx);
   if (isDashboardKey(ctx, key)) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'A dashboard key cannot call this route; use an API key'));
-  if (!isApiKeyShaped(key)) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'Invalid API key'));
+  if (keyHash === undefined) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'Invalid API key'));
   const db = ctx.services.database.db;
-  const keyHash = hashApiKey(key);
 
   let userId = '';
   try {
@@ -276,12 +289,16 @@ async function admitKey(opts: MiddlewareOptions, rule: BilledRule, key: string, 
       usageId,
     }, (accountId) => (ctx.logFields.accountId = accountId));
   } catch (error) {
-    if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') throw await authFailed(ctx, check, error);
+    if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') {
+      ctx.services.recentKeys.delete(keyHash); // revoked since it was admitted
+      throw await authFailed(ctx, check, error);
+    }
     // Not a refusal but a lost answer (the database went away): the charge may have been written.
     if (!(error instanceof ApiError)) ctx.services.refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
     throw error;
   }
   const { principal, charge } = admission;
+  ctx.services.recentKeys.add(keyHash);
   ctx.billing.chargedMicros += charge.costMicros;
   return { principal, charge, userId };
 }
