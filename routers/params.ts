@@ -4,6 +4,7 @@
  * Each call returns a new schema instance (nothing is shared, nothing is mutated later).
  */
 import { z } from 'zod';
+import { IDENTIFIER, IDENTIFIER_RULE } from '../server/lib/identifiers.ts';
 import { INPUT_LIMITS } from '../server/http/input-limits.ts';
 import { hasMicroPrecision } from '../server/lib/money.ts';
 
@@ -98,7 +99,7 @@ export function usdAmount(opts: { min: number; max: number }) {
 }
 
 /** Identifier texts of decisions §1/§3: 1–128 chars of [A-Za-z0-9._:@-]. */
-export const identifier = () => z.string().regex(/^[A-Za-z0-9._:@-]{1,128}$/, 'must be 1-128 characters of A-Z a-z 0-9 . _ : @ -');
+export const identifier = () => z.string().regex(IDENTIFIER, `must be ${IDENTIFIER_RULE}`);
 
 /** Outputs: timestamps travel as ISO 8601 UTC strings with milliseconds. */
 export const isoString = () => z.string().meta({ format: 'date-time', example: '2026-11-22T06:00:00.000Z' });

@@ -3,7 +3,8 @@
  * valuation, and every event's summary. Unbilled; limited per client IP.
  */
 import { z } from 'zod';
-import { allValuations, eventIn, eventSummary, eventValuation } from '../server/market/valuation-view.ts';
+import { resolveEvent } from '../server/events/resolve.ts';
+import { allValuations, eventSummary, eventValuation } from '../server/market/valuation-view.ts';
 import { router } from '../server/trpc/init.ts';
 import { marketDataProcedure } from '../server/trpc/procedures.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
@@ -26,6 +27,7 @@ const event = z.object({
   status: z.enum(['open', 'closed', 'resolved']),
   endDate: isoString().nullable(),
   venue: z.object({ name: z.string(), eventSlug: z.string().nullable() }),
+  aliases: z.array(z.string()).meta({ description: 'Other ids this event answers to on every route that takes an event id, besides id and venue.eventSlug' }),
   bands: z.array(band),
 });
 const percent = () => z.number().nullable().meta({ description: 'Percent; null when the cost is 0' });
@@ -36,7 +38,7 @@ export const tradingMarketRouter = router({
     .meta({ openapi: { method: 'GET', path: '/trading/events', tags: TAGS, summary: 'Supported IPO valuation events and their bands' } })
     .input(noInput())
     .output(z.object({ events: z.array(event) }))
-    .query(async ({ ctx }) => ({ events: (await ctx.services.marketData.snapshot()).events.map(eventSummary) })),
+    .query(async ({ ctx }) => ({ events: (await ctx.services.marketData.snapshot()).events.map((e) => ({ ...eventSummary(e), aliases: e.aliases })) })),
 
   valuation: marketDataProcedure
     .meta({
@@ -44,7 +46,7 @@ export const tradingMarketRouter = router({
     })
     .input(
       optionalParams({
-        eventSlug: z.string().min(1).max(200).meta({ description: 'Event id (or the venue event slug)' }),
+        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (README "Event ids"); the answer\'s event.slug is our id' }),
         floorL: floor('LONG floor for this quote, 0 to 1 (default 0.20)'),
         floorS: floor('SHORT floor for this quote, 0 to 1 (default 0.15)'),
       }),
@@ -94,7 +96,7 @@ export const tradingMarketRouter = router({
     .query(async ({ ctx, input }) => {
       const snapshot = await ctx.services.marketData.snapshot();
       const floors = { floorL: input.floorL ?? DEFAULT_FLOORS.floorL, floorS: input.floorS ?? DEFAULT_FLOORS.floorS };
-      return eventValuation(eventIn(snapshot, input.eventSlug), snapshot, floors);
+      return eventValuation(resolveEvent(snapshot.events, input.eventSlug, 'eventSlug'), snapshot, floors);
     }),
 
   valuationAll: marketDataProcedure

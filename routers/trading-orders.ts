@@ -1,6 +1,7 @@
 /** Orders and trade history (interface.md "Orders", "History"). */
 import { z } from 'zod';
 import { ApiError } from '../server/errors.ts';
+import { canonicalEventId } from '../server/events/resolve.ts';
 import { syncOrders } from '../server/trading/order-sync.ts';
 import { getOrder, listOrders, tradeHistory } from '../server/trading/queries.ts';
 import { fromMicros, orderDetail, orderSummary } from '../server/trading/views.ts';
@@ -8,6 +9,7 @@ import { router } from '../server/trpc/init.ts';
 import { userProcedure } from '../server/trpc/procedures.ts';
 import { isoInstant, optionalParams, wholeNumber } from './params.ts';
 import { orderDetail as detailShape, orderStatus, orderSummary as summaryShape, positionStatus, trade } from './trading-shapes.ts';
+import { eventFilter, pageFields, pageOffset } from './trading-paging.ts';
 
 const ORDER_FILTER = { pending: 'PENDING', matched: 'MATCHED', cancelled: 'CANCELLED', rejected: 'REJECTED', all: 'all' } as const;
 
@@ -19,12 +21,13 @@ export const tradingOrdersRouter = router({
         status: z.enum(['pending', 'matched', 'cancelled', 'rejected', 'all']).default('all').meta({ description: 'Default all' }),
         positionId: z.string().min(1).max(64).optional(),
         limit: wholeNumber({ min: 1, max: 500 }).default(50).meta({ description: '1 to 500, default 50' }),
+        offset: pageOffset(),
       }),
     )
-    .output(z.object({ orders: z.array(summaryShape) }))
+    .output(z.object({ orders: z.array(summaryShape), ...pageFields }))
     .query(async ({ ctx, input }) => {
-      const rows = await listOrders(ctx.services.database.db, ctx.user, { ...input, status: ORDER_FILTER[input.status] });
-      return { orders: rows.map(orderSummary) };
+      const page = await listOrders(ctx.services.database.db, ctx.user, { ...input, status: ORDER_FILTER[input.status] });
+      return { orders: page.rows.map(orderSummary), total: page.total, limit: input.limit, offset: input.offset };
     }),
 
   sync: userProcedure
@@ -63,11 +66,11 @@ export const tradingOrdersRouter = router({
     .meta({ openapi: { method: 'GET', path: '/trading/history', tags: ['History'], summary: 'Trades (fills), newest first, with a summary of the filtered set' } })
     .input(
       optionalParams({
-        eventId: z.string().min(1).max(128).optional(),
+        eventId: eventFilter(),
         startDate: isoInstant({ description: 'Inclusive: an ISO 8601 date or date-time' }).optional(),
         endDate: isoInstant({ endOfDay: true, description: 'Inclusive; a date includes that whole UTC day' }).optional(),
         limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: '1 to 1000, default 100' }),
-        offset: wholeNumber({ min: 0, max: 1_000_000 }).default(0),
+        offset: pageOffset(),
       }),
     )
     .output(
@@ -78,7 +81,8 @@ export const tradingOrdersRouter = router({
     )
     .query(async ({ ctx, input }) => {
       if (input.startDate && input.endDate && input.startDate > input.endDate) throw new ApiError('BAD_REQUEST', 'startDate: must not be after endDate');
-      const { rows, summary } = await tradeHistory(ctx.services.database.db, ctx.user, input);
+      const eventId = input.eventId === undefined ? undefined : await canonicalEventId(ctx.services, input.eventId);
+      const { rows, summary } = await tradeHistory(ctx.services.database.db, ctx.user, { ...input, eventId });
       return {
         trades: rows.map((t) => ({
           id: t.id,

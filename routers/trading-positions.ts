@@ -1,6 +1,7 @@
 /** Positions (interface.md "Positions"): list, detail, value at the bids, and the wallet sync. */
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
+import { resolveEvent } from '../server/events/resolve.ts';
 import { syncPositions } from '../server/trading/position-sync.ts';
 import { getPosition, positionSummaries } from '../server/trading/queries.ts';
 import { bestBids, positionDetail, positionSummary, positionValue } from '../server/trading/views.ts';
@@ -8,6 +9,7 @@ import { router } from '../server/trpc/init.ts';
 import { userProcedure } from '../server/trpc/procedures.ts';
 import { isoString, optionalParams, wholeNumber } from './params.ts';
 import { positionDetail as detailShape, positionStatus, positionSummary as summaryShape } from './trading-shapes.ts';
+import { eventFilter, pageFields, pageOffset } from './trading-paging.ts';
 
 const TAGS = ['Positions'];
 const positionId = z.strictObject({ id: z.string().min(1).max(64).meta({ description: 'Position id (pos_…)' }) });
@@ -18,15 +20,17 @@ export const tradingPositionsRouter = router({
     .input(
       optionalParams({
         status: z.enum(['open', 'closed', 'pending', 'all']).default('open').meta({ description: 'open (default), closed, pending (buy not yet settled) or all' }),
-        eventId: z.string().min(1).max(128).optional(),
+        eventId: eventFilter(),
         limit: wholeNumber({ min: 1, max: 500 }).default(100).meta({ description: '1 to 500, default 100' }),
+        offset: pageOffset(),
       }),
     )
-    .output(z.object({ positions: z.array(summaryShape) }))
+    .output(z.object({ positions: z.array(summaryShape), ...pageFields }))
     .query(async ({ ctx, input }) => {
       const snapshot = await ctx.services.marketData.snapshot();
-      const rows = await positionSummaries(ctx.services.database.db, ctx.user, input, bestBids(snapshot.books));
-      return { positions: rows.map((r) => positionSummary(r.position, r.totals, r.realizedMicros)) };
+      const eventId = input.eventId === undefined ? undefined : resolveEvent(snapshot.events, input.eventId).id;
+      const page = await positionSummaries(ctx.services.database.db, ctx.user, { ...input, eventId }, bestBids(snapshot.books));
+      return { positions: page.rows.map((r) => positionSummary(r.position, r.totals, r.realizedMicros)), total: page.total, limit: input.limit, offset: input.offset };
     }),
 
   sync: userProcedure

@@ -18,6 +18,13 @@ export const operationOrder = z.object({
   reason: z.string().nullable().meta({ description: 'Why the venue did not fill it (no-liquidity, insufficient-balance, …)' }),
 });
 
+/** A band a sale did not sell in full (the shares stay in the position). */
+export const unsoldBand = z.object({
+  bandId: z.string(),
+  shares: shares('Ordered but not sold'),
+  reason: z.string().meta({ description: 'Why: no-liquidity (no bids left), below-minimum (fewer shares than the venue minimum order), …' }),
+});
+
 export const orderSummary = z.object({
   id: z.string(),
   positionId: z.string(),
@@ -101,4 +108,30 @@ export const trade = z.object({
   fees: z.number(),
   realizedPnl: usd('For a sale: proceeds after fees minus the cost basis sold'),
   timestamp: isoString(),
+});
+
+/** POST /trading/quote: the plan a buy with the same body would send against the books of now. */
+export const buyQuote = z.object({
+  eventId: z.string().meta({ description: 'Our (canonical) event id' }),
+  side: z.enum(['LONG', 'SHORT']),
+  floorL: z.number(),
+  floorS: z.number(),
+  units: z.number().meta({ description: 'Units the buy would get (its `size`)' }),
+  bands: z
+    .array(
+      z.object({
+        bandId: z.string(),
+        shares: shares('To buy'),
+        cost: usd('What these shares cost walking the asks now'),
+        worstPrice: usd("The order's limit: the worst ask level the shares reach"),
+        maxCost: usd('shares × worstPrice: the most this band can cost if the book moves before the fill'),
+      }),
+    )
+    .meta({ description: 'One order per band whose weight is positive, in band order' }),
+  totalCost: usd('Σ cost: what the buy pays against unchanged books'),
+  averagePrice: usd('totalCost / units: USD per unit (what maxAveragePrice is compared with)'),
+  maxCost: usd('Σ maxCost: the most the buy can spend; never more than requestedAmount'),
+  requestedAmount: usd('The amount asked for'),
+  unspentAmount: usd('requestedAmount − totalCost'),
+  minimumAmount: usd('The least amount a buy of this event, side and floors accepts on these books'),
 });

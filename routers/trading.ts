@@ -1,24 +1,51 @@
 /**
  * Trading operations (interface.md "Trading operations", decisions §7): open a position, sell part or
  * all of one. Both accept an Idempotency-Key header. Key+User routes under the trade rate limit.
+ * A quote (the buy's plan, nothing placed) is a Key+User route at the standard key rate.
  */
 import { z } from 'zod';
+import { resolveEvent } from '../server/events/resolve.ts';
 import { usdToMicros } from '../server/lib/money.ts';
-import { buy, buyOutcome } from '../server/trading/buy.ts';
+import { buy, buyOutcome, type BuyRequest } from '../server/trading/buy.ts';
 import { runIdempotent, type IdempotentCall } from '../server/trading/idempotency.ts';
 import { syncOrders } from '../server/trading/order-sync.ts';
+import { quoteBuy } from '../server/trading/quote.ts';
 import { saleOutcome, sell } from '../server/trading/sell.ts';
 import type { RequestContext } from '../server/trpc/context.ts';
 import { router } from '../server/trpc/init.ts';
-import { tradeProcedure } from '../server/trpc/procedures.ts';
+import { tradeProcedure, userProcedure } from '../server/trpc/procedures.ts';
 import { usdAmount } from './params.ts';
-import { operationOrder, positionStatus } from './trading-shapes.ts';
+import { buyQuote, operationOrder, positionStatus, unsoldBand } from './trading-shapes.ts';
 
 const TAGS = ['Trading'];
 const floor = (description: string) => z.number().min(0).max(1).optional().meta({ description });
 const ERRORS = [402, 403, 404, 409, 422, 503];
 
 type UserContext = RequestContext & { user: { accountId: string; userId: string } };
+
+/** The buy body; a quote takes the same. */
+const buyInput = z.strictObject({
+  eventId: z.string().min(1).max(128).meta({ description: 'The event to trade (GET /api/trading/events)' }),
+  side: z.enum(['LONG', 'SHORT']),
+  amount: usdAmount({ min: 1, max: 1_000_000 }).meta({ description: 'USD to spend, at least 1; the buy never spends more than this' }),
+  floorL: floor('Overrides the stored LONG floor for this trade, 0 to 1'),
+  floorS: floor('Overrides the stored SHORT floor for this trade, 0 to 1'),
+  maxAveragePrice: usdAmount({ min: 0.000001, max: 1_000 })
+    .optional()
+    .meta({ description: 'Most USD per unit (totalCost / units) the plan may reach; above it nothing is sent and the answer is 422 ORDER_REJECTED naming the price reached' }),
+});
+
+/** The buy body as buy.ts and quote.ts take it: our event id, amounts in micro-units. */
+async function buyRequestOf(ctx: UserContext, input: z.infer<typeof buyInput>): Promise<BuyRequest> {
+  const { amount, maxAveragePrice, ...rest } = input;
+  return {
+    ...rest,
+    // One set of event ids (server/events/resolve.ts): an alias or venue slug buys our event, answered by our id.
+    eventId: resolveEvent((await ctx.services.marketData.snapshot()).events, input.eventId).id,
+    amountMicros: usdToMicros(amount),
+    maxAveragePriceMicros: maxAveragePrice === undefined ? undefined : usdToMicros(maxAveragePrice),
+  };
+}
 
 /**
  * Idempotency-Key handling shared by buy and sell. A retry of a request whose outcome was unknown
@@ -54,15 +81,7 @@ export const tradingRouter = router({
         errorResponses: ERRORS,
       },
     })
-    .input(
-      z.strictObject({
-        eventId: z.string().min(1).max(128).meta({ description: 'The event to trade (GET /api/trading/events)' }),
-        side: z.enum(['LONG', 'SHORT']),
-        amount: usdAmount({ min: 1, max: 1_000_000 }).meta({ description: 'USD to spend, at least 1; the position costs at most this' }),
-        floorL: floor('Overrides the stored LONG floor for this trade, 0 to 1'),
-        floorS: floor('Overrides the stored SHORT floor for this trade, 0 to 1'),
-      }),
-    )
+    .input(buyInput)
     .output(
       z.object({
         positionId: z.string(),
@@ -75,6 +94,8 @@ export const tradingRouter = router({
         size: z.number().meta({ description: 'Units bought' }),
         floorL: z.number(),
         floorS: z.number(),
+        requestedAmount: z.number().meta({ description: 'The amount asked for (USD)' }),
+        unspentAmount: z.number().meta({ description: 'requestedAmount − totalCost: never negative' }),
       }),
     )
     .mutation(({ ctx, input }) =>
@@ -82,10 +103,24 @@ export const tradingRouter = router({
         ctx,
         'buy',
         input,
-        (hooks) => buy(ctx.services, ctx.user, { ...input, amountMicros: usdToMicros(input.amount) }, hooks),
-        (positionId) => buyOutcome(ctx.services.database.db, positionId),
+        async (hooks) => buy(ctx.services, ctx.user, await buyRequestOf(ctx, input), hooks),
+        (positionId) => buyOutcome(ctx.services.database.db, positionId, usdToMicros(input.amount)),
       ),
     ),
+
+  quote: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/trading/quote',
+        tags: TAGS,
+        summary: "A buy's exact plan against the books of this moment, without placing anything",
+        errorResponses: [404, 422, 503],
+      },
+    })
+    .input(buyInput)
+    .output(buyQuote)
+    .mutation(async ({ ctx, input }) => quoteBuy(ctx.services, ctx.user, await buyRequestOf(ctx, input))),
 
   sell: tradeProcedure
     .meta({
@@ -101,7 +136,18 @@ export const tradingRouter = router({
     .input(
       z.strictObject({
         positionId: z.string().min(1).max(64),
-        percentage: z.number().min(1).max(100).default(100).meta({ description: '1 to 100, default 100' }),
+        percentage: z
+          .number()
+          .min(1)
+          .max(100)
+          .default(100)
+          .meta({ description: "1 to 100, default 100. A partial sale sells the same fraction of every band (the position keeps its shape) or is refused with the percentages that would" }),
+        minAveragePrice: z
+          .number()
+          .min(0)
+          .max(1)
+          .optional()
+          .meta({ description: 'Least USD per unit sold (proceeds / units), 0 to 1: a plan below it is refused (422) and nothing is sent' }),
       }),
     )
     .output(
@@ -112,6 +158,7 @@ export const tradingRouter = router({
         orders: z.array(operationOrder),
         totalProceeds: z.number().meta({ description: 'USD received, after fees' }),
         realizedPnl: z.number().meta({ description: 'totalProceeds minus the cost basis of what was sold' }),
+        unsold: z.array(unsoldBand).meta({ description: 'Bands whose shares were not all sold (no bids, under the minimum); they stay in the position' }),
       }),
     )
     .mutation(({ ctx, input }) =>

@@ -1,10 +1,10 @@
-import { bandIssues, eventRecordSchema, type EventRecord } from '../server/events/record.ts';
+import { bandIssues, eventRecordSchema, idCollisions, type EventRecord } from '../server/events/record.ts';
 import { upsertEvents } from '../server/events/store.ts';
 import type { SeedStep } from './index.ts';
 
 export const EVENTS_FILE = new URL('./events/events.json', import.meta.url);
 
-/** The 17 events, validated: schema, band rules, unique ids. Throws listing every problem. */
+/** The 17 events, validated: schema, band rules, unique ids (ids, venue slugs and aliases together). Throws listing every problem. */
 export async function loadEvents(): Promise<EventRecord[]> {
   const raw = (await Bun.file(EVENTS_FILE).json()) as unknown[];
   const problems: string[] = [];
@@ -18,8 +18,7 @@ export async function loadEvents(): Promise<EventRecord[]> {
     problems.push(...bandIssues(parsed.data).map((issue) => `${parsed.data.id}: ${issue}`));
     records.push(parsed.data);
   });
-  const ids = records.map((r) => r.id);
-  if (new Set(ids).size !== ids.length) problems.push('duplicate event ids');
+  problems.push(...idCollisions(records));
   if (problems.length) throw new Error(`seeds/events/events.json is invalid:\n${problems.join('\n')}`);
   return records;
 }

@@ -19,6 +19,7 @@
  * never funds or configures a new account.
  */
 import { parseArgs } from 'node:util';
+import { IDENTIFIER, IDENTIFIER_RULE } from './lib/identifiers.ts';
 import { creditAccount, ensureAccount, getAccount, setAccountRate } from './accounts/accounts.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from './accounts/api-keys.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -80,7 +81,7 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
     return { ...(await reencryptAllCredentials(db, services.credentialCipher)), keyId: services.credentialCipher.currentKeyId };
   }
   const accountId = required(values.account, 'account');
-  if (!/^[A-Za-z0-9._:@-]{1,128}$/.test(accountId)) throw new UsageError('--account must be 1-128 characters of A-Z a-z 0-9 . _ : @ -');
+  if (!IDENTIFIER.test(accountId)) throw new UsageError(`--account must be ${IDENTIFIER_RULE}`);
   if (!COMMANDS.has(command ?? '')) throw new UsageError(USAGE);
   if (command !== 'create-key') await existingAccount(services, accountId);
   switch (command) {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { loadEvents } from '../seeds/events.ts';
 import type { EventRecord } from '../server/events/record.ts';
 import { PaperVenue } from '../server/venues/paper.ts';
+import { tickFor, topDollarsMicros } from '../server/venues/paper-book.ts';
 import { createTestApp, json, trpcClient, type TestApp } from './harness/app.ts';
 
 let t: TestApp;
@@ -194,23 +195,42 @@ describe('the paper venue', () => {
       seed: 7,
       drift,
       now,
-      referencePrices: async (ids) => new Map(ids.flatMap((id) => (id === 'tok' ? [[id, 0.47]] : id === 'edge' ? [[id, 0.001]] : [])) as Array<[string, number]>),
+      referencePrices: async (ids) => new Map(ids.flatMap((id) => (id === 'tok' ? [[id, 0.47]] : id === 'edge' ? [[id, 0.001]] : id === 'cheap' ? [[id, 0.035]] : id === 'dear' ? [[id, 0.97]] : [])) as Array<[string, number]>),
     });
 
-  test('books are deterministic: five levels a side, one tick apart, deeper away from the top', async () => {
+  test('books are deterministic: five levels a side, one tick apart, depth in dollars growing away from the top', async () => {
     const [a, b] = await Promise.all([venue(0, () => 0).getOrderBooks(['tok']), venue(0, () => 0).getOrderBooks(['tok'])]);
     const book = a.get('tok')!;
     expect(book).toEqual(b.get('tok')!);
+    expect(book.tickMicros).toBe(10_000);
     expect(book.bids.map((l) => l.priceMicros)).toEqual([460_000, 450_000, 440_000, 430_000, 420_000]);
     expect(book.asks.map((l) => l.priceMicros)).toEqual([480_000, 490_000, 500_000, 510_000, 520_000]);
-    expect(book.asks[4]!.sizeMicros).toBe(5 * book.asks[0]!.sizeMicros);
+    // Level k holds (k + 1) × the top level's dollars, in whole 0.01 shares at its own price.
+    const top = topDollarsMicros(7, 'tok');
+    expect(top).toBeGreaterThanOrEqual(1_000_000_000);
+    expect(top).toBeLessThan(3_000_000_000);
+    for (const side of [book.bids, book.asks]) {
+      side.forEach((level, k) => expect(level.sizeMicros).toBe(Math.floor(((k + 1) * top * 100) / level.priceMicros) * 10_000));
+    }
   });
 
-  test('prices stay inside 0.01–0.99, and an unknown token has an empty book', async () => {
-    const books = await venue(0, () => 0).getOrderBooks(['edge', 'unknown']);
-    expect(books.get('edge')!.bids).toEqual([]);
-    expect(books.get('edge')!.asks[0]!.priceMicros).toBe(20_000);
+  test("Polymarket's tick rule: 0.001 under 0.04 and over 0.96, 0.01 between; every priced book has a bid and an ask", async () => {
+    const books = await venue(0, () => 0).getOrderBooks(['edge', 'cheap', 'tok', 'dear', 'unknown']);
+    // 0.001 is kept two ticks inside: bid 0.001, ask 0.003, then one 0.001 tick per level.
+    expect(books.get('edge')).toMatchObject({ tickMicros: 1_000, lastTradeMicros: 2_000 });
+    expect(books.get('edge')!.bids.map((l) => l.priceMicros)).toEqual([1_000]);
+    expect(books.get('edge')!.asks.map((l) => l.priceMicros)).toEqual([3_000, 4_000, 5_000, 6_000, 7_000]);
+    expect(books.get('cheap')!.bids.map((l) => l.priceMicros)).toEqual([34_000, 33_000, 32_000, 31_000, 30_000]);
+    expect(books.get('tok')!.tickMicros).toBe(10_000);
+    expect(books.get('dear')).toMatchObject({ tickMicros: 1_000, lastTradeMicros: 970_000 });
+    expect(books.get('dear')!.asks.map((l) => l.priceMicros)).toEqual([971_000, 972_000, 973_000, 974_000, 975_000]);
+    // Cheap bands carry many shares: the same dollars buy ~300× more at 0.003 than at 0.97.
+    expect(books.get('edge')!.asks[0]!.sizeMicros).toBeGreaterThan(300_000_000_000);
     expect(books.get('unknown')).toMatchObject({ bids: [], asks: [] });
+    expect(tickFor(39_999)).toBe(1_000);
+    expect(tickFor(40_000)).toBe(10_000);
+    expect(tickFor(960_000)).toBe(10_000);
+    expect(tickFor(960_001)).toBe(1_000);
   });
 
   test('with drift, prices move over time, on the tick grid', async () => {

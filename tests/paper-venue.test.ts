@@ -9,13 +9,15 @@ import type { MarketableOrder, VenueCredentials } from '../server/venues/venue.t
 import { costToBuy, proceedsOfSale } from '../server/valuation/index.ts';
 import { freshDatabase, type TestDatabase } from './harness/databases.ts';
 
+/** $10,000: less than a whole book (each holds at least 15 × $1,000 a side), more than its top level. */
+const START = 10_000_000_000;
 let database: TestDatabase;
 let venue: PaperVenue;
 beforeAll(async () => {
   database = await freshDatabase();
   venue = new PaperVenue({
     db: database.db,
-    startingBalanceMicros: 1_000_000_000, // $1,000
+    startingBalanceMicros: START,
     seed: 3,
     drift: 0,
     now: () => 0,
@@ -42,7 +44,7 @@ describe('credentials and balances', () => {
   test('the documented test key is refused; any other opens an account with the starting balance', async () => {
     await expect(venue.checkCredentials({ apiKey: PAPER_REFUSED_API_KEY, secret: 's', passphrase: 'p' })).rejects.toMatchObject({ apiCode: 'INVALID_CREDENTIALS' });
     await expect(venue.placeOrder({ apiKey: PAPER_REFUSED_API_KEY, secret: 's', passphrase: 'p' }, order({}))).rejects.toMatchObject({ apiCode: 'INVALID_CREDENTIALS' });
-    expect(await venue.getCollateral(creds())).toBe(1_000_000_000);
+    expect(await venue.getCollateral(creds())).toBe(START);
   });
 
   test('the account is the owner\'s: the same API key in another tenant is another account; a new key is the same one', async () => {
@@ -50,14 +52,14 @@ describe('credentials and balances', () => {
     const b = { ...creds(), apiKey: 'my-venue-key', owner: { accountId: 'acct-other', userId: a.owner!.userId } };
     const bought = await venue.placeOrder(a, order({}));
     expect(bought.status).toBe('MATCHED');
-    expect(await venue.getCollateral(a)).toBe(1_000_000_000 - bought.notionalMicros);
+    expect(await venue.getCollateral(a)).toBe(START - bought.notionalMicros);
     // Another tenant with the same key (and even the same user id) sees a fresh account and none of a's orders.
-    expect(await venue.getCollateral(b)).toBe(1_000_000_000);
+    expect(await venue.getCollateral(b)).toBe(START);
     expect((await venue.getTokenBalances(b, ['tok-a'])).get('tok-a')).toBe(0);
     expect(await venue.getOrder(b, bought.clientOrderId)).toBeNull();
     await expect(venue.placeOrder(b, order({ side: 'SELL', limitPriceMicros: 10_000 }))).resolves.toMatchObject({ status: 'REJECTED', reason: 'insufficient-shares' });
     // The owner replacing its API key keeps its account.
-    expect(await venue.getCollateral({ ...a, apiKey: 'a-new-key' })).toBe(1_000_000_000 - bought.notionalMicros);
+    expect(await venue.getCollateral({ ...a, apiKey: 'a-new-key' })).toBe(START - bought.notionalMicros);
     expect(await venue.getOrder({ ...a, apiKey: 'a-new-key' }, bought.clientOrderId)).toEqual(bought);
   });
 
@@ -77,7 +79,7 @@ describe('orders', () => {
     const cost = costToBuy(book.asks, shares)!;
     expect(placed).toMatchObject({ status: 'MATCHED', filledMicros: shares, notionalMicros: cost, reason: null });
     expect(cost).toBeGreaterThan(Math.ceil((shares * book.asks[0]!.priceMicros) / 1e6)); // paid more past the top level
-    expect(await venue.getCollateral(c)).toBe(1_000_000_000 - cost);
+    expect(await venue.getCollateral(c)).toBe(START - cost);
     expect((await venue.getTokenBalances(c, ['tok-a', 'tok-b'])).get('tok-a')).toBe(shares);
     expect(await venue.getOrder(c, placed.clientOrderId)).toEqual(placed);
   });
@@ -108,11 +110,11 @@ describe('orders', () => {
     ['off the share step', { sharesMicros: 5_000_001 }, 'invalid'],
     ['off the tick', { limitPriceMicros: 405_000 }, 'invalid'],
     ['selling shares not held', { side: 'SELL' as const, limitPriceMicros: 10_000 }, 'insufficient-shares'],
-    ['buying beyond the balance', { sharesMicros: 5_000_000_000 }, 'insufficient-balance'],
+    ['buying beyond the balance', { sharesMicros: 1_000_000_000_000 }, 'insufficient-balance'],
   ])('%s is rejected', async (_, change, reason) => {
     const c = creds();
     expect(await venue.placeOrder(c, order({ ...change, timeInForce: 'FAK' }))).toMatchObject({ status: 'REJECTED', reason });
-    expect(await venue.getCollateral(c)).toBe(1_000_000_000);
+    expect(await venue.getCollateral(c)).toBe(START);
   });
 
   test('placing the same client order id again returns the first order and moves nothing twice', async () => {
@@ -122,7 +124,7 @@ describe('orders', () => {
     expect(a).toEqual(b);
     const again = await venue.placeOrder(c, o);
     expect(again).toEqual(a);
-    expect(await venue.getCollateral(c)).toBe(1_000_000_000 - a.notionalMicros);
+    expect(await venue.getCollateral(c)).toBe(START - a.notionalMicros);
     expect((await venue.getTokenBalances(c, ['tok-a'])).get('tok-a')).toBe(10_000_000);
   });
 
@@ -140,6 +142,25 @@ describe('orders', () => {
     const late = await venue.placeOrder(c, order({ clientOrderId: 'sent-late' }));
     expect(late).toMatchObject({ status: 'CANCELLED', filledMicros: 0 });
     expect(await venue.getCollateral(c)).toBe(before);
+  });
+});
+
+describe('books like the live venue', () => {
+  test("a cheap band trades on Polymarket's 0.001 tick with depth in dollars: a $500 order of it fills at the top level", async () => {
+    const cheap = new PaperVenue({ db: database.db, startingBalanceMicros: START, seed: 3, drift: 0, now: () => 0, referencePrices: async (ids) => new Map(ids.map((id) => [id, 0.002])) });
+    const c = creds();
+    const book = (await cheap.getOrderBooks(['tok-cheap'])).get('tok-cheap')!;
+    expect(book.tickMicros).toBe(1_000);
+    expect(book.bids[0]!.priceMicros).toBe(1_000);
+    const shares = 166_000_000_000; // 166,000 shares ≈ $500 at 0.003
+    expect(book.asks[0]!.sizeMicros).toBeGreaterThanOrEqual(shares);
+    const bought = await cheap.placeOrder(c, order({ tokenId: 'tok-cheap', sharesMicros: shares, limitPriceMicros: book.asks[0]!.priceMicros }));
+    expect(bought).toMatchObject({ status: 'MATCHED', filledMicros: shares, notionalMicros: 498_000_000 });
+    const sold = await cheap.placeOrder(c, order({ tokenId: 'tok-cheap', side: 'SELL', sharesMicros: shares, limitPriceMicros: 1_000, timeInForce: 'FAK' }));
+    expect(sold).toMatchObject({ status: 'MATCHED', filledMicros: shares, notionalMicros: 166_000_000 });
+    // Off the 0.001 grid is refused; a 0.01-tick book refuses a 0.001 price.
+    expect(await cheap.placeOrder(c, order({ tokenId: 'tok-cheap', limitPriceMicros: 3_500 }))).toMatchObject({ status: 'REJECTED', reason: 'invalid' });
+    expect(await venue.placeOrder(c, order({ limitPriceMicros: 401_000 }))).toMatchObject({ status: 'REJECTED', reason: 'invalid' });
   });
 });
 

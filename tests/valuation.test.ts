@@ -218,8 +218,25 @@ describe('sizing', () => {
     const books = weights.map(() => [level(0.3, 1000)]);
     const small = sizeBuy(weights, books, 1_000_000, rules);
     expect(small).toMatchObject({ ok: false, reason: 'below-minimum' });
-    expect(small.minimumAmountMicros).toBe(planForUnits(weights, books, 25_000_000, rules)!.totalCostMicros);
+    expect(small.minimumAmountMicros).toBe(planForUnits(weights, books, 25_000_000, rules)!.maxCostMicros);
     expect(sizeBuy(weights, [[], [level(0.3, 1000)], [level(0.3, 1000)]], 50_000_000, rules)).toMatchObject({ ok: false, reason: 'no-liquidity' });
+  });
+
+  test('the spend bound: shares × the limit (worst level reached) fits the amount, not only the walk', () => {
+    const weights = [1];
+    const asks = [[level(0.5, 10), level(0.6, 1000)]];
+    // $20 walking the book buys 10 × 0.5 + 25 × 0.6 = $20 for 35 shares; but a FOK limited at 0.6
+    // may pay 0.6 for all 35 ($21) if the 0.5 level is gone by the fill. The plan keeps 35 × 0.6 ≤ 20.
+    const result = sizeBuy(weights, asks, 20_000_000, rules);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const [band] = result.plan.bands;
+    expect(band).toEqual({ bandIndex: 0, shares: 33_330_000, cost: 18_998_000, worstPrice: 600_000, maxCost: 19_998_000 });
+    expect(result.plan).toMatchObject({ totalCostMicros: 18_998_000, maxCostMicros: 19_998_000 });
+    // One share step more would put the bound over the amount.
+    expect(planForUnits(weights, asks, 33_340_000, rules)!.maxCostMicros).toBeGreaterThan(20_000_000);
+    // The minimum amount is the smallest plan's bound (5 shares at 0.5).
+    expect(result.minimumAmountMicros).toBe(2_500_000);
   });
 
   test('property: the plan is the largest that fits, by brute force over nearby units', () => {
@@ -235,13 +252,21 @@ describe('sizing', () => {
           const asks = weights.map(() => book);
           const result = sizeBuy(weights, asks, dollars * 1e6, rules);
           if (!result.ok) return true;
-          const { unitsMicros, totalCostMicros, bands } = result.plan;
-          if (totalCostMicros > dollars * 1e6) return false;
+          const { unitsMicros, totalCostMicros, maxCostMicros, bands } = result.plan;
+          // Never more than the amount, whatever price within its limit each band fills at.
+          if (maxCostMicros > dollars * 1e6 || totalCostMicros > maxCostMicros) return false;
           if (bands.some((b) => b.shares % rules.shareStepMicros !== 0)) return false;
           if (bands.some((b, i) => weights[i]! > 0 && b.shares < rules.minOrderMicros)) return false;
+          for (const b of bands) {
+            if (b.shares === 0) continue;
+            // The limit is a level of the book, and an order limited there fills for exactly `cost`.
+            if (!book.some((l) => l.priceMicros === b.worstPrice)) return false;
+            if (costToBuy(book.filter((l) => l.priceMicros <= b.worstPrice), b.shares) !== b.cost) return false;
+            if (b.maxCost < Math.ceil((b.shares * b.worstPrice) / 1e6 - 1e-9)) return false;
+          }
           for (let step = 1; step <= 50; step++) {
             const plan = planForUnits(weights, asks, unitsMicros + step * 1000, rules);
-            if (plan && plan.totalCostMicros <= dollars * 1e6) return false;
+            if (plan && plan.maxCostMicros <= dollars * 1e6) return false;
           }
           return true;
         },

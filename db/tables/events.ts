@@ -2,6 +2,7 @@
  * IPO valuation events (interface.md "Valuation event", decisions §6) and their bands. A band's `id`
  * is the venue token it trades as: the real token id where known, else a stable paper id.
  */
+import { sql } from 'drizzle-orm';
 import { doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export interface EventVenueMapping {
@@ -40,6 +41,8 @@ export const events = pgTable('events', {
   endDate: timestamp('end_date', { withTimezone: true, mode: 'date' }),
   volumeUsd: doublePrecision('volume_usd'),
   venue: jsonb('venue').$type<EventVenueMapping>().notNull(),
+  /** Other ids this event answers to (server/events/resolve.ts); ours, so events:sync never changes them. */
+  aliases: text('aliases').array().notNull().default(sql`'{}'::text[]`),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });

@@ -1,7 +1,7 @@
-import { asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands, events } from '../../db/schema.ts';
-import { ApiError } from '../errors.ts';
+import { eventsNamed, unknownEvent } from './resolve.ts';
 
 export type EventRow = typeof events.$inferSelect;
 export type BandRow = typeof eventBands.$inferSelect;
@@ -15,14 +15,16 @@ export async function listEvents(db: Db): Promise<EventWithBands[]> {
   return rows.map((e) => ({ ...e, bands: bands.filter((b) => b.eventId === e.id) }));
 }
 
-/** One event by our id, or by its venue event slug. */
-export async function findEvent(db: Db, slug: string): Promise<EventWithBands> {
+/** One event by any id it answers to (our id, the venue event slug, an alias: resolve.ts). */
+export async function findEvent(db: Db, ref: string, param = 'eventId'): Promise<EventWithBands> {
+  const named = eventsNamed(ref);
   const [row] = await db
     .select()
     .from(events)
-    .where(or(eq(events.id, slug), sql`${events.venue}->>'eventSlug' = ${slug}`))
+    .where(named.where)
+    .orderBy(...named.order)
     .limit(1);
-  if (!row) throw new ApiError('NOT_FOUND', `No event ${slug}`);
+  if (!row) throw unknownEvent(ref, param);
   const bands = await db.select().from(eventBands).where(eq(eventBands.eventId, row.id)).orderBy(asc(eventBands.bandIndex));
   return { ...row, bands };
 }

@@ -11,8 +11,12 @@ const bandVenue = z.strictObject({
   threshold: z.number().nonnegative().nullable(),
 });
 
+const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{1,63}$/, 'must be a lowercase slug');
+
 export const eventRecordSchema = z.strictObject({
-  id: z.string().regex(/^[a-z0-9][a-z0-9-]{1,63}$/, 'must be a lowercase slug'),
+  id: slug,
+  /** Other ids the event answers to (server/events/resolve.ts), e.g. the docs' `spacex-ipo`. */
+  aliases: z.array(slug).optional(),
   name: z.string().min(1),
   company: z.string().min(1),
   companySourceId: z.string().nullable(),
@@ -70,3 +74,21 @@ export function bandIssues(e: EventRecord): string[] {
 
 /** The band id: the venue's token id where known, else a stable paper id. */
 export const bandIdOf = (eventId: string, index: number, tokenId: string | null) => tokenId ?? `paper-${eventId}-${index}`;
+
+/**
+ * Ids that would name two events: every event's id, venue slug and aliases must be unique across the
+ * file (one id, one event, on every route).
+ */
+export function idCollisions(records: EventRecord[]): string[] {
+  const owner = new Map<string, string>();
+  const issues: string[] = [];
+  for (const e of records) {
+    for (const key of new Set([e.id, e.venue.eventSlug, ...(e.aliases ?? [])])) {
+      if (key === null) continue;
+      const other = owner.get(key);
+      if (other !== undefined && other !== e.id) issues.push(`${e.id}: "${key}" already names ${other}`);
+      else owner.set(key, e.id);
+    }
+  }
+  return issues;
+}

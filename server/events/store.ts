@@ -20,11 +20,18 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
         endDate: e.endDate ? new Date(e.endDate) : null,
         volumeUsd: e.volumeUsd,
         venue: e.venue,
+        aliases: e.aliases ?? [],
       };
       const [existing] = await tx.select().from(events).where(eq(events.id, e.id));
       // Once `npm run events:sync` has refreshed an event from the venue, the venue is its source of
-      // truth: the seeds no longer overwrite it.
-      if (existing?.venue.syncedAt) continue;
+      // truth: the seeds no longer overwrite it. Its aliases are ours, not the venue's: they follow the seeds.
+      if (existing?.venue.syncedAt) {
+        if (canonicalJson(existing.aliases) !== canonicalJson(row.aliases)) {
+          updated++;
+          await tx.update(events).set({ aliases: row.aliases, updatedAt: sql`now()` }).where(eq(events.id, e.id));
+        }
+        continue;
+      }
       const bands = e.bands.map((b, i) => ({
         eventId: e.id,
         bandIndex: i,

@@ -2,17 +2,22 @@
  * Opening a position (decisions §7 "Buy"): size it against the live asks, check the venue balance,
  * record the position and its orders (PENDING), send one FOK order per band, and settle. Every band
  * fills or the buy is unwound (the filled bands sold back) and answers ORDER_REJECTED.
+ *
+ * `planBuy` is the one plan both this and POST /trading/quote (quote.ts) answer from, so a quote is
+ * exactly the orders a buy against the same books sends. Each order is limited to the worst ask level
+ * its band needs and sizing keeps Σ shares × limit within the amount (sizing.ts), so a buy never
+ * spends more than `amount`, however the books move before the fill.
  */
 import type { Db } from '../../db/client.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { formatUsd } from '../lib/money.ts';
 import type { Services } from '../services.ts';
-import { sizeBuy, weightsFor, type Floors, type Side } from '../valuation/index.ts';
+import { sizeBuy, weightsFor, type BuyPlan, type Floors, type Side } from '../valuation/index.ts';
 import { openCredentials } from './credentials.ts';
-import { executionOf, freshBooks, placeAll, settlePosition, worstPriceFor } from './execution.ts';
+import { executionOf, freshBooks, placeAll, settlePosition, type Execution } from './execution.ts';
 import { loadPosition, recordBuyIntent, type OrderRow, type PositionRow } from './records.ts';
-import { getSettings, type TradingUser } from './settings.ts';
+import { getSettings, type Settings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
 import { fromMicros, microRatio, operationOrder } from './views.ts';
 
@@ -22,6 +27,8 @@ export interface BuyRequest {
   amountMicros: number;
   floorL?: number;
   floorS?: number;
+  /** Most micro-USD per unit (totalCost / units) the plan may reach; above it nothing is sent. */
+  maxAveragePriceMicros?: number;
 }
 
 export interface TradeHooks {
@@ -30,7 +37,7 @@ export interface TradeHooks {
 }
 
 /** The buy's answer, rebuilt from the records (so a replay or a late settlement says the same). */
-export function buyResult(position: PositionRow, orders: OrderRow[]) {
+export function buyResult(position: PositionRow, orders: OrderRow[], requestedMicros: number) {
   const buys = orders.filter((o) => o.purpose === 'open');
   const paid = buys.reduce((sum, o) => sum + o.notionalMicros + o.feesMicros, 0);
   return {
@@ -44,6 +51,8 @@ export function buyResult(position: PositionRow, orders: OrderRow[]) {
     size: fromMicros(position.unitsMicros),
     floorL: position.floorL,
     floorS: position.floorS,
+    requestedAmount: fromMicros(requestedMicros),
+    unspentAmount: fromMicros(requestedMicros - paid),
   };
 }
 
@@ -58,22 +67,39 @@ function failureError(position: PositionRow, orders: OrderRow[]): ApiError {
   return new ApiError(reason === 'insufficient-balance' ? 'INSUFFICIENT_BALANCE' : 'ORDER_REJECTED', text);
 }
 
-export async function buy(services: Services, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
-  const x = executionOf(services);
+/** The open event `eventId` names in the current snapshot (404, or 422 when it does not trade). */
+export async function tradableEvent(services: Services, eventId: string) {
   const snapshot = await services.marketData.snapshot();
-  const event = snapshot.events.find((e) => e.id === request.eventId);
-  if (!event) throw new ApiError('NOT_FOUND', `eventId: no event ${request.eventId}; GET /api/trading/events lists them`);
+  const event = snapshot.events.find((e) => e.id === eventId);
+  if (!event) throw new ApiError('NOT_FOUND', `eventId: no event ${eventId}; GET /api/trading/events lists them`);
   if (event.status !== 'open') throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} is ${event.status}; buys are accepted while an event is open`);
+  return event;
+}
 
-  const settings = await getSettings(x.db, user);
+export interface PlannedBuy {
+  eventId: string;
+  floors: Floors;
+  /** Band id of every band, by band index. */
+  tokenIds: string[];
+  plan: BuyPlan;
+  /** The least amount a buy of this event and side (and floors) accepts on these books. */
+  minimumAmountMicros: number;
+}
+
+/** (total / units) in micro-USD per unit, rounded up: the price a plan reached, as a refusal states it. */
+const averageMicros = (plan: BuyPlan) => Number((BigInt(plan.totalCostMicros) * 1_000_000n + BigInt(plan.unitsMicros) - 1n) / BigInt(plan.unitsMicros));
+
+/**
+ * The buy's plan against the books of this moment, or the refusal a buy would answer: books too
+ * thin, an amount under the minimum (stated), or an average price above `maxAveragePriceMicros`.
+ */
+export async function planBuy(x: Execution, event: Awaited<ReturnType<typeof tradableEvent>>, settings: Settings, request: BuyRequest): Promise<PlannedBuy> {
   const floors: Floors = { floorL: request.floorL ?? settings.floorL, floorS: request.floorS ?? settings.floorS };
-  const credentials = await openCredentials(x.db, services.credentialCipher, user, settings);
-
   const tokenIds = event.bands.map((b) => b.id);
+  if (!tokenIds.length) throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} has no bands to trade`);
   const books = await freshBooks(x, tokenIds);
   const asks = tokenIds.map((id) => books.get(id)?.asks ?? []);
   const weights = weightsFor(request.side, tokenIds.length, floors);
-  if (!tokenIds.length) throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} has no bands to trade`);
   const sizing = sizeBuy(weights, asks, request.amountMicros, x.venue.rules);
   if (!sizing.ok) {
     if (sizing.reason === 'no-liquidity') throw new ApiError('ORDER_REJECTED', `The books of ${event.id} are too thin for even the smallest position`);
@@ -81,10 +107,27 @@ export async function buy(services: Services, user: TradingUser, request: BuyReq
     throw new ApiError('ORDER_REJECTED', `amount: every band needs at least the venue minimum order; ${minimum}`);
   }
   const plan = sizing.plan;
+  const limit = request.maxAveragePriceMicros;
+  if (limit !== undefined && BigInt(plan.totalCostMicros) * 1_000_000n > BigInt(limit) * BigInt(plan.unitsMicros)) {
+    throw new ApiError(
+      'ORDER_REJECTED',
+      `maxAveragePrice: the plan reaches $${formatUsd(averageMicros(plan))} per unit ($${formatUsd(plan.totalCostMicros)} for ${formatUsd(plan.unitsMicros)} units), above the $${formatUsd(limit)} allowed; nothing was sent`,
+    );
+  }
+  return { eventId: event.id, floors, tokenIds, plan, minimumAmountMicros: sizing.minimumAmountMicros };
+}
 
+export async function buy(services: Services, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
+  const x = executionOf(services);
+  const event = await tradableEvent(services, request.eventId);
+  const settings = await getSettings(x.db, user);
+  const credentials = await openCredentials(x.db, services.credentialCipher, user, settings);
+  const { floors, tokenIds, plan } = await planBuy(x, event, settings, request);
+
+  // The orders commit up to their limits (Σ maxCost), which is what the venue holds them to.
   const collateral = await callVenue('the balance', x.timeoutMs, () => x.venue.getCollateral(credentials));
-  if (collateral < plan.totalCostMicros) {
-    throw new ApiError('INSUFFICIENT_BALANCE', `amount: this buy costs $${formatUsd(plan.totalCostMicros)}; the venue balance is $${formatUsd(collateral)}`);
+  if (collateral < plan.maxCostMicros) {
+    throw new ApiError('INSUFFICIENT_BALANCE', `amount: this buy costs up to $${formatUsd(plan.maxCostMicros)}; the venue balance is $${formatUsd(collateral)}`);
   }
 
   const positionId = newId('pos');
@@ -93,22 +136,22 @@ export async function buy(services: Services, user: TradingUser, request: BuyReq
     bands: plan.bands.map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, targetMicros: b.shares })),
     orders: plan.bands
       .filter((b) => b.shares > 0)
-      .map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, side: 'BUY' as const, requestedMicros: b.shares, limitPriceMicros: worstPriceFor(asks[b.bandIndex]!, b.shares)! })),
+      .map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, side: 'BUY' as const, requestedMicros: b.shares, limitPriceMicros: b.worstPrice })),
   });
   await hooks.onIntent?.(positionId, operationId);
 
   await placeAll(x, credentials, orders);
   await settlePosition(x, credentials, positionId).catch((error) => x.logger.warn('position not settled; left for orders/sync', { positionId, error: String(error.message) }));
 
-  return buyOutcome(x.db, positionId);
+  return buyOutcome(x.db, positionId, request.amountMicros);
 }
 
 /** How a buy ended, from its records: the result, or the error that says what happened. */
-export async function buyOutcome(db: Db, positionId: string) {
+export async function buyOutcome(db: Db, positionId: string, requestedMicros: number) {
   const after = await loadPosition(db, positionId);
   if (after.position.status === 'pending') {
     throw new ApiError('VENUE_UNAVAILABLE', `The venue has not confirmed every order of position ${positionId}; POST /api/trading/orders/sync completes it`);
   }
   if (after.position.buyFailed) throw failureError(after.position, after.orders);
-  return buyResult(after.position, after.orders);
+  return buyResult(after.position, after.orders, requestedMicros);
 }

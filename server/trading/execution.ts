@@ -7,7 +7,7 @@
 import type { Db } from '../../db/client.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Services } from '../services.ts';
-import type { BookLevel, VenueRules } from '../valuation/index.ts';
+import { proceedsOfSale, type BookLevel, type VenueRules } from '../valuation/index.ts';
 import type { OrderBook, Venue, VenueCredentials, VenueOrder } from '../venues/venue.ts';
 import {
   applyOrderOutcome,
@@ -22,6 +22,7 @@ import {
   type PositionBandRow,
   type PositionRow,
 } from './records.ts';
+import { portion } from './sale-shape.ts';
 import { callVenue, isDefiniteRefusal } from './venue-calls.ts';
 
 export interface Execution {
@@ -92,44 +93,33 @@ export async function refreshOrder(x: Execution, credentials: VenueCredentials, 
   return seen;
 }
 
-/** Floor to the venue's share step, in BigInt so a large holding times a percentage stays exact. */
-function portion(shares: number, percentage: number, rules: VenueRules): number {
-  const raw = (BigInt(shares) * BigInt(Math.round(percentage * 10_000))) / 1_000_000n;
-  return Number(raw - (raw % BigInt(rules.shareStepMicros)));
-}
-
-export interface SalePlan {
+export interface PlannedSale {
   orders: NewOrder[];
-  /** Bands with free shares this sale cannot sell because the amount is under the venue minimum. */
-  belowMinimum: { bandIndex: number; freeMicros: number; saleMicros: number }[];
+  /** Σ proceeds the orders get from the books they were planned on, in micro-USD. */
+  proceedsMicros: number;
+  /** Σ shares ordered, in micro-shares. */
+  sharesMicros: number;
 }
 
 /**
- * SELL orders for `percentage`% of each band's free (unreserved) shares, priced to walk the bids.
- * A partial sale never leaves a band with fewer shares than the venue minimum: that band is sold out.
- * A band without bids gets an order refused locally ("no-liquidity"), so the record is complete.
+ * SELL orders for `percentage`% of each band's free (unreserved) shares, priced to walk the bids
+ * (100% sells everything). Whether a partial percentage keeps the position's shape is the caller's
+ * check (sale-shape.ts). A band that cannot be sold — no bids, or fewer shares than the venue
+ * minimum — gets an order refused locally, so the record (and the answer's unsold bands) is complete.
  */
-export function planSale(bands: PositionBandRow[], books: Map<string, OrderBook>, percentage: number, rules: VenueRules): SalePlan {
-  const plan: SalePlan = { orders: [], belowMinimum: [] };
+export function planSale(bands: PositionBandRow[], books: Map<string, OrderBook>, percentage: number, rules: VenueRules): PlannedSale {
+  const plan: PlannedSale = { orders: [], proceedsMicros: 0, sharesMicros: 0 };
   for (const band of bands) {
     const free = band.sharesMicros - band.reservedMicros;
     if (free <= 0) continue;
-    const all = free - (free % rules.shareStepMicros);
-    let shares = percentage >= 100 ? all : portion(free, percentage, rules);
-    if (free - shares < rules.minOrderMicros) shares = all;
-    if (shares < rules.minOrderMicros) {
-      plan.belowMinimum.push({ bandIndex: band.bandIndex, freeMicros: free, saleMicros: shares });
-      continue;
-    }
-    const limit = worstPriceFor(books.get(band.bandId)?.bids ?? [], shares);
-    plan.orders.push({
-      bandIndex: band.bandIndex,
-      bandId: band.bandId,
-      side: 'SELL',
-      limitPriceMicros: limit ?? 0,
-      requestedMicros: shares,
-      refusedLocally: limit === null ? 'no-liquidity' : undefined,
-    });
+    const shares = portion(free, percentage, rules);
+    if (shares <= 0) continue;
+    const bids = books.get(band.bandId)?.bids ?? [];
+    const limit = worstPriceFor(bids, shares);
+    const refusedLocally = shares < rules.minOrderMicros ? 'below-minimum' : limit === null ? 'no-liquidity' : undefined;
+    plan.orders.push({ bandIndex: band.bandIndex, bandId: band.bandId, side: 'SELL', limitPriceMicros: limit ?? 0, requestedMicros: shares, refusedLocally });
+    plan.sharesMicros += shares;
+    if (!refusedLocally) plan.proceedsMicros += proceedsOfSale(bids, shares).proceeds;
   }
   return plan;
 }

@@ -17,8 +17,25 @@ const anyOf = (column: PgColumn, values: string[]) => sql`${column} = any(${sql.
 
 export interface PositionFilter {
   status: PositionStatus | 'all';
+  /** Our event id (routes resolve aliases first: server/events/resolve.ts). */
   eventId?: string;
   limit: number;
+  offset: number;
+}
+
+/** A page of a filtered list and the size of the whole filtered set. */
+export interface Page<Row> {
+  rows: Row[];
+  total: number;
+}
+
+/**
+ * The total of a page whose rows carry `count(*) over ()` (the window counts the filtered set before
+ * limit and offset apply). A page past the end has no row to carry it: only then is `count` asked.
+ */
+async function totalOf(rows: { total: string | number }[], offset: number, count: () => Promise<number>): Promise<number> {
+  if (rows.length) return Number(rows[0]!.total);
+  return offset > 0 ? count() : 0;
 }
 
 /** What a position summary shows of the position row. */
@@ -45,29 +62,45 @@ interface SummaryRow {
   cost: string | number;
   value: string | number;
   realized: string | number;
+  total: string | number;
 }
 
 const asDate = (d: Date | string) => (d instanceof Date ? d : new Date(d));
 
+/** Which of the user's positions a filter keeps (shared by the page and its count). */
+const positionsWhere = sql`p.account_id = ${sql.placeholder('accountId')}::text and p.user_id = ${sql.placeholder('userId')}::text
+         and (${sql.placeholder('status')}::text = 'all' or p.status = ${sql.placeholder('status')}::text)
+         and (${sql.placeholder('eventId')}::text is null or p.event_id = ${sql.placeholder('eventId')}::text)`;
+
 /**
- * The user's positions, newest first, each with its bands added up and valued at `bids` (band id →
- * best bid, micro-USD) and its realised P&L: ONE prepared statement, whatever the number of
- * positions (the list is the user's hottest read; it used to be three queries and every band row).
- * The value of a band is floor(shares × bid / 10^6), as views.valueOf computes it.
+ * A page of the user's positions, newest first, each with its bands added up and valued at `bids`
+ * (band id → best bid, micro-USD) and its realised P&L, and the size of the filtered set: ONE
+ * prepared statement, whatever the number of positions (the list is the user's hottest read; it used
+ * to be three queries and every band row). The page is cut first (positions_user_idx, with the count
+ * as a window over the filtered positions), so only its own positions are summed and valued. The
+ * value of a band is floor(shares × bid / 10^6), as views.valueOf computes it.
  */
-export async function positionSummaries(db: Db, user: TradingUser, filter: PositionFilter, bids: Map<string, number>): Promise<PositionSummaryRow[]> {
+export async function positionSummaries(db: Db, user: TradingUser, filter: PositionFilter, bids: Map<string, number>): Promise<Page<PositionSummaryRow>> {
   const statement = preparedSql<SummaryRow>(
     db,
     'position_summaries',
     sql`
       with bids as (
         select band_id, bid from unnest(${sql.placeholder('bandIds')}::text[], ${sql.placeholder('bids')}::bigint[]) as b(band_id, bid)
+      ),
+      page as (
+        select p.id, p.account_id, p.user_id, p.event_id, p.side, p.status, p.units_micros, p.created_at, p.closed_at,
+               count(*) over () as total
+          from positions p
+         where ${positionsWhere}
+         order by p.created_at desc, p.id desc
+         limit ${sql.placeholder('limit')}::int offset ${sql.placeholder('offset')}::int
       )
       select p.id, p.event_id as "eventId", p.side, p.status, p.units_micros as "unitsMicros",
              p.created_at as "createdAt", p.closed_at as "closedAt",
              b.target, b.bought, b.held, b.entry_cost as "entryCost", b.cost, b.value,
-             coalesce(r.realized, 0) as realized
-        from positions p
+             coalesce(r.realized, 0) as realized, p.total
+        from page p
         cross join lateral (
           select coalesce(sum(pb.target_micros), 0) as target, coalesce(sum(pb.bought_micros), 0) as bought,
                  coalesce(sum(pb.shares_micros), 0) as held, coalesce(sum(pb.entry_cost_micros), 0) as entry_cost,
@@ -81,33 +114,29 @@ export async function positionSummaries(db: Db, user: TradingUser, filter: Posit
             from trades t
            where t.account_id = p.account_id and t.user_id = p.user_id and t.position_id = p.id
         ) r on true
-       where p.account_id = ${sql.placeholder('accountId')}::text and p.user_id = ${sql.placeholder('userId')}::text
-         and (${sql.placeholder('status')}::text = 'all' or p.status = ${sql.placeholder('status')}::text)
-         and (${sql.placeholder('eventId')}::text is null or p.event_id = ${sql.placeholder('eventId')}::text)
-       order by p.created_at desc, p.id desc
-       limit ${sql.placeholder('limit')}::int`,
+       order by p.created_at desc, p.id desc`,
   );
-  const rows = await statement.execute({
-    bandIds: [...bids.keys()],
-    bids: [...bids.values()],
-    accountId: user.accountId,
-    userId: user.userId,
-    status: filter.status,
-    eventId: filter.eventId ?? null,
-    limit: filter.limit,
+  const where = { accountId: user.accountId, userId: user.userId, status: filter.status, eventId: filter.eventId ?? null };
+  const rows = await statement.execute({ bandIds: [...bids.keys()], bids: [...bids.values()], ...where, limit: filter.limit, offset: filter.offset });
+  const total = await totalOf(rows, filter.offset, async () => {
+    const count = preparedSql<{ total: string | number }>(db, 'position_count', sql`select count(*) as total from positions p where ${positionsWhere}`);
+    return Number((await count.execute(where))[0]!.total);
   });
-  return rows.map((r) => ({
-    position: { id: r.id, eventId: r.eventId, side: r.side, status: r.status, unitsMicros: Number(r.unitsMicros), createdAt: asDate(r.createdAt), closedAt: r.closedAt === null ? null : asDate(r.closedAt) },
-    totals: {
-      targetMicros: Number(r.target),
-      boughtMicros: Number(r.bought),
-      heldMicros: Number(r.held),
-      entryCostMicros: Number(r.entryCost),
-      costMicros: Number(r.cost),
-      valueMicros: Number(r.value),
-    },
-    realizedMicros: Number(r.realized),
-  }));
+  return {
+    total,
+    rows: rows.map((r) => ({
+      position: { id: r.id, eventId: r.eventId, side: r.side, status: r.status, unitsMicros: Number(r.unitsMicros), createdAt: asDate(r.createdAt), closedAt: r.closedAt === null ? null : asDate(r.closedAt) },
+      totals: {
+        targetMicros: Number(r.target),
+        boughtMicros: Number(r.bought),
+        heldMicros: Number(r.held),
+        entryCostMicros: Number(r.entryCost),
+        costMicros: Number(r.cost),
+        valueMicros: Number(r.value),
+      },
+      realizedMicros: Number(r.realized),
+    })),
+  };
 }
 
 /** The band columns that value a holding. */
@@ -164,18 +193,24 @@ export interface OrderFilter {
   status: OrderStatus | 'all';
   positionId?: string;
   limit: number;
+  offset: number;
 }
 
-export async function listOrders(db: Db, user: TradingUser, filter: OrderFilter): Promise<OrderRow[]> {
+/** A page of the user's orders, newest first, and the size of the filtered set (one query; two past the end). */
+export async function listOrders(db: Db, user: TradingUser, filter: OrderFilter): Promise<Page<OrderRow>> {
   const where: SQL[] = [eq(orders.accountId, user.accountId), eq(orders.userId, user.userId)];
   if (filter.status !== 'all') where.push(eq(orders.status, filter.status));
   if (filter.positionId) where.push(eq(orders.positionId, filter.positionId));
-  return db
-    .select()
+  const condition = and(...where);
+  const rows = await db
+    .select({ order: orders, total: sql<string>`count(*) over ()` })
     .from(orders)
-    .where(and(...where))
-    .orderBy(desc(orders.createdAt), asc(orders.bandIndex))
-    .limit(filter.limit);
+    .where(condition)
+    .orderBy(desc(orders.createdAt), asc(orders.bandIndex), asc(orders.id))
+    .limit(filter.limit)
+    .offset(filter.offset);
+  const total = await totalOf(rows, filter.offset, async () => (await db.select({ total: count() }).from(orders).where(condition))[0]!.total);
+  return { rows: rows.map((r) => r.order), total };
 }
 
 export async function getOrder(db: Db, user: TradingUser, orderId: string): Promise<OrderRow> {

@@ -1,7 +1,9 @@
 /**
  * Selling `percentage`% of a position (decisions §7 "Sell"): reserve the shares and record the SELL
  * orders under the position's row lock (so concurrent sales never sell a share twice), send FAK
- * orders at the bids, apply what fills. Partial fills are reported as they are; the rest stays open.
+ * orders at the bids, apply what fills. A partial sale keeps the position's shape (sale-shape.ts) or
+ * is refused; `minAveragePrice` refuses a plan that would fetch less per unit. What does not fill is
+ * reported per band (`unsold`) and stays in the position.
  */
 import { inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
@@ -11,15 +13,18 @@ import type { Services } from '../services.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import type { TradeHooks } from './buy.ts';
 import { openCredentials } from './credentials.ts';
-import { executionOf, freshBooks, placeAll, planSale, settlePosition, type SalePlan } from './execution.ts';
+import { executionOf, freshBooks, placeAll, planSale, settlePosition, type PlannedSale } from './execution.ts';
 import { findUserPosition } from './queries.ts';
-import { loadPosition, recordSaleIntent, type PositionRow } from './records.ts';
+import { loadPosition, recordSaleIntent, type OrderRow, type PositionBandRow, type PositionRow } from './records.ts';
+import { partialSaleRange, shapeBreak } from './sale-shape.ts';
 import type { TradingUser } from './settings.ts';
 import { fromMicros, operationOrder } from './views.ts';
 
 export interface SellRequest {
   positionId: string;
   percentage: number;
+  /** Least USD per unit sold the plan may fetch (proceeds / units sold); below it nothing is sent. */
+  minAveragePrice?: number;
 }
 
 function assertSellable(position: PositionRow) {
@@ -29,15 +34,36 @@ function assertSellable(position: PositionRow) {
   }
 }
 
-/** Refuses a partial sale that would send some band an order under the venue minimum. */
-function assertAboveMinimum(plan: SalePlan, percentage: number, rules: VenueRules) {
-  if (percentage >= 100 || !plan.belowMinimum.length) return;
-  const needed = Math.max(...plan.belowMinimum.map((b) => Math.ceil((rules.minOrderMicros / b.freeMicros) * 10_000) / 100));
-  const advice = needed < 100 ? `sell at least ${needed}% or 100%` : 'sell 100%';
-  const band = plan.belowMinimum[0]!;
+const pct = (p: number) => `${p}%`;
+
+/** Refuses a partial sale that would change the position's shape, naming the percentages that keep it. */
+function assertKeepsShape(bands: PositionBandRow[], percentage: number, rules: VenueRules) {
+  const free = bands.map((b) => ({ bandIndex: b.bandIndex, freeMicros: b.sharesMicros - b.reservedMicros }));
+  const broken = shapeBreak(free, percentage, rules);
+  if (!broken) return;
+  const range = partialSaleRange(free, rules);
+  const minimum = `the venue minimum order of ${fromMicros(rules.minOrderMicros)} shares`;
+  const shares = fromMicros(broken.sharesMicros);
+  if (broken.problem === 'order-under-minimum') {
+    const advice = range ? `sell at least ${pct(range.lowest)} or 100% (partial sales from ${pct(range.lowest)} to ${pct(range.highest)} keep the position's shape)` : 'sell 100%';
+    throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} of band ${broken.bandIndex} is under ${minimum}; ${advice}`);
+  }
+  const advice = range ? `the largest partial sale that keeps the position's shape is ${pct(range.highest)} (the smallest ${pct(range.lowest)}); or sell 100%` : 'only a 100% sale keeps its shape';
+  throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} would leave band ${broken.bandIndex} with ${shares} shares, under ${minimum}; ${advice}`);
+}
+
+/** Refuses a plan whose proceeds per unit sold are under `minAveragePrice` (nothing is sent). */
+function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: PositionBandRow[], minAveragePrice: number | undefined) {
+  if (minAveragePrice === undefined) return;
+  const target = bands.reduce((s, b) => s + b.targetMicros, 0);
+  // Units sold, as positions count units: U × shares sold / shares the buy targeted.
+  const units = target === 0 ? 0n : (BigInt(position.unitsMicros) * BigInt(plan.sharesMicros)) / BigInt(target);
+  const minMicros = BigInt(Math.round(minAveragePrice * 1e6));
+  if (units > 0n && BigInt(plan.proceedsMicros) * 1_000_000n >= minMicros * units) return;
+  const reached = units > 0n ? Number((BigInt(plan.proceedsMicros) * 1_000_000n) / units) : 0;
   throw new ApiError(
     'ORDER_REJECTED',
-    `percentage: ${percentage}% of band ${band.bandIndex} is under the venue minimum order of ${fromMicros(rules.minOrderMicros)} shares; ${advice}`,
+    `minAveragePrice: the sale would fetch $${fromMicros(reached)} per unit at the current bids, under the minimum $${minAveragePrice}; nothing was sent`,
   );
 }
 
@@ -51,10 +77,11 @@ export async function sell(services: Services, user: TradingUser, request: SellR
 
   const { operationId, orders } = await recordSaleIntent(x.db, user, position.id, 'close', (locked, lockedBands) => {
     assertSellable(locked);
+    assertKeepsShape(lockedBands, request.percentage, x.venue.rules);
     const plan = planSale(lockedBands, books, request.percentage, x.venue.rules);
-    assertAboveMinimum(plan, request.percentage, x.venue.rules);
+    assertMinAveragePrice(plan, locked, lockedBands, request.minAveragePrice);
     if (!plan.orders.length) {
-      throw new ApiError('ORDER_REJECTED', `positionId: nothing left to sell in position ${position.id} (shares are in other pending sales or under the venue minimum)`);
+      throw new ApiError('ORDER_REJECTED', `positionId: nothing left to sell in position ${position.id} (its shares are in other pending sales)`);
     }
     return plan.orders;
   });
@@ -73,9 +100,10 @@ export async function saleOutcome(db: Db, positionId: string, operationId: strin
   if (mine.some((o) => o.status === 'PENDING')) {
     throw new ApiError('VENUE_UNAVAILABLE', `The venue has not confirmed every sell order of position ${positionId}; POST /api/trading/orders/sync completes it`);
   }
+  const unsold = unsoldOf(mine);
   if (!mine.some((o) => o.filledMicros > 0)) {
-    const reasons = [...new Set(mine.map((o) => o.reason ?? 'unfilled'))].join(', ');
-    throw new ApiError('ORDER_REJECTED', `The venue filled none of the sell orders (${reasons}); position ${positionId} is unchanged`);
+    const bands = unsold.map((u) => `${u.bandId} (${u.shares} shares, ${u.reason})`).join(', ');
+    throw new ApiError('ORDER_REJECTED', `The venue filled none of the sell orders; unsold: ${bands}; position ${positionId} is unchanged and stays ${after.position.status}`);
   }
   const [realized] = await db
     .select({ pnl: sql<string>`coalesce(sum(${trades.realizedPnlMicros}), 0)` })
@@ -88,5 +116,13 @@ export async function saleOutcome(db: Db, positionId: string, operationId: strin
     orders: mine.map(operationOrder),
     totalProceeds: fromMicros(mine.reduce((s, o) => s + o.notionalMicros - o.feesMicros, 0)),
     realizedPnl: fromMicros(Number(realized!.pnl)),
+    unsold,
   };
+}
+
+/** Each band's shares a sale ordered but did not sell, and why (they stay in the position). */
+function unsoldOf(sale: OrderRow[]) {
+  return sale
+    .filter((o) => o.filledMicros < o.requestedMicros)
+    .map((o) => ({ bandId: o.bandId, shares: fromMicros(o.requestedMicros - o.filledMicros), reason: o.reason ?? (o.filledMicros > 0 ? 'partly-filled' : 'unfilled') }));
 }

@@ -17,6 +17,7 @@ import { markReusable } from '../lib/reusable-json.ts';
 import type { RateDecision } from '../ratelimit/rate-limiter.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
+import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
 import { digestOf, type Services } from '../services.ts';
 import type { KeyCheck, RequestContext } from './context.ts';
 import { whenReady, type MaybePromise } from '../lib/when-ready.ts';
@@ -329,8 +330,6 @@ const billedForUser = (bucket: 'key' | 'trade') =>
     return settle(opts.ctx, charge, await opts.next({ ctx: { principal, user: { accountId: principal.accountId, userId } } }));
   });
 
-const ACCOUNT_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
-
 /**
  * A server-configured dashboard key (in x-api-key only: a URL ends up in proxy logs) and x-account-id
  * (one middleware; never billed). Order: key (401) → rate limit (429) → x-account-id, input (400) →
@@ -350,8 +349,8 @@ const dashboard = t.middleware(async (opts) => {
   }
   await applyRateLimit(ctx, `dashboard:${Buffer.from(digestOf(key)).toString('hex').slice(0, 16)}`, ctx.services.config.rateLimits.key);
   const accountId = ctx.headers.get('x-account-id');
-  if (!accountId || !ACCOUNT_ID.test(accountId)) {
-    throw new ApiError('BAD_REQUEST', 'x-account-id: required, 1-128 characters of A-Z a-z 0-9 . _ : @ -');
+  if (!accountId || !IDENTIFIER.test(accountId)) {
+    throw new ApiError('BAD_REQUEST', `x-account-id: required, ${IDENTIFIER_RULE}`);
   }
   inspectInput(await rawInputOf(opts));
   if (!opts.meta?.createsAccount) await requireAccount(ctx.services.database.db, accountId);

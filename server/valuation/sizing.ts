@@ -1,7 +1,10 @@
 /**
- * Sizing a buy (decisions §7): the largest number of units whose cost, walking every band's ask
- * levels from the best, fits the amount; band i gets w(i)·U shares rounded down to the venue's share
- * step. Everything is integer: micro-USD, micro-shares (1 share = 1,000,000), and prices in micro-USD
+ * Sizing a buy (decisions §7): the largest number of units whose most expensive fill fits the amount;
+ * band i gets w(i)·U shares rounded down to the venue's share step. Each band's order is limited to
+ * the worst ask level its shares reach (its `worstPrice`), so whatever the books do before the fill,
+ * a band costs at most shares × worstPrice; sizing keeps Σ shares × worstPrice ≤ amount, so a buy can
+ * never spend more than its amount. Against unchanged books it costs `totalCostMicros` (the walk).
+ * Everything is integer: micro-USD, micro-shares (1 share = 1,000,000), and prices in micro-USD
  * per share. Products run in BigInt, so nothing is lost to floating point.
  */
 export const MICRO = 1_000_000;
@@ -20,25 +23,32 @@ export interface VenueRules {
   minOrderMicros: number;
 }
 
-/** Takes up to `shares` from `levels` (best first): shares filled and Σ shares·price (micro² units). */
-function walk(levels: BookLevel[], shares: number): { filled: bigint; amount: bigint; remaining: bigint } {
+/**
+ * Takes up to `shares` from `levels` (best first): shares filled, Σ shares·price (micro² units), and
+ * the price of the last level taken from (0 when nothing was taken).
+ */
+function walk(levels: BookLevel[], shares: number): { filled: bigint; amount: bigint; remaining: bigint; lastPrice: number } {
   let remaining = BigInt(shares);
   let amount = 0n;
+  let lastPrice = 0;
   for (const level of levels) {
     if (remaining === 0n) break;
     const take = remaining < BigInt(level.sizeMicros) ? remaining : BigInt(level.sizeMicros);
+    if (take === 0n) continue;
     amount += take * BigInt(level.priceMicros);
     remaining -= take;
+    lastPrice = level.priceMicros;
   }
-  return { filled: BigInt(shares) - remaining, amount, remaining };
+  return { filled: BigInt(shares) - remaining, amount, remaining, lastPrice };
 }
+
+/** micro² → micro-USD, a fraction rounded up: the buyer never pays less than the book says. */
+const ceilMicros = (amount: bigint) => Number((amount + BigInt(MICRO) - 1n) / BigInt(MICRO));
 
 /** Cost in micro-USD of taking `shares` micro-shares from `levels` (best first), or null if too thin. */
 export function costToBuy(levels: BookLevel[], shares: number): number | null {
   const { amount, remaining } = walk(levels, shares);
-  if (remaining > 0n) return null;
-  // Round a fraction of a micro-USD up: the buyer never pays less than the book says.
-  return Number((amount + BigInt(MICRO) - 1n) / BigInt(MICRO));
+  return remaining > 0n ? null : ceilMicros(amount);
 }
 
 /** Proceeds in micro-USD of selling `shares` into `levels` (best bid first), rounded down. */
@@ -55,28 +65,40 @@ export function sharesFor(weight: number, unitsMicros: number, rules: VenueRules
 
 export interface BandOrderPlan {
   bandIndex: number;
+  /** Micro-shares to buy (0: the band gets no order). */
   shares: number;
+  /** Micro-USD these shares cost, walking the asks from the best. */
   cost: number;
+  /** The order's limit: the price of the worst ask level the shares reach (0 when shares is 0). */
+  worstPrice: number;
+  /** shares × worstPrice, rounded up: the most this band's order can cost, whatever the book does. */
+  maxCost: number;
 }
 
 export interface BuyPlan {
   unitsMicros: number;
   bands: BandOrderPlan[];
+  /** What the plan costs against the books it was sized on (Σ cost). */
   totalCostMicros: number;
+  /** The most its orders can spend (Σ maxCost); sizing keeps it within the amount. */
+  maxCostMicros: number;
 }
 
 /** The plan for U units, or null when some band's book is too thin for it. */
 export function planForUnits(weights: number[], asks: BookLevel[][], unitsMicros: number, rules: VenueRules): BuyPlan | null {
   const bands: BandOrderPlan[] = [];
   let total = 0;
+  let max = 0;
   for (let i = 0; i < weights.length; i++) {
     const shares = sharesFor(weights[i]!, unitsMicros, rules);
-    const cost = shares === 0 ? 0 : costToBuy(asks[i]!, shares);
-    if (cost === null) return null;
-    bands.push({ bandIndex: i, shares, cost });
-    total += cost;
+    const walked = walk(asks[i]!, shares);
+    if (walked.remaining > 0n) return null;
+    const band = { bandIndex: i, shares, cost: ceilMicros(walked.amount), worstPrice: walked.lastPrice, maxCost: ceilMicros(BigInt(shares) * BigInt(walked.lastPrice)) };
+    bands.push(band);
+    total += band.cost;
+    max += band.maxCost;
   }
-  return { unitsMicros, bands, totalCostMicros: total };
+  return { unitsMicros, bands, totalCostMicros: total, maxCostMicros: max };
 }
 
 /**
@@ -102,20 +124,21 @@ export type SizingResult =
   | { ok: false; reason: 'below-minimum' | 'no-liquidity'; minimumAmountMicros: number | null };
 
 /**
- * The largest plan whose total cost is ≤ amountMicros. Cost grows with U, so a binary search over U
- * finds it; U is searched in whole share steps of the smallest weight's band, then refined per unit.
+ * The largest plan whose most expensive fill (maxCostMicros) is ≤ amountMicros. It grows with U (more
+ * shares never reach a better level), so a binary search over U finds it. The minimum amount is the
+ * smallest plan's maxCostMicros: the least amount a buy of this event and side accepts.
  */
 export function sizeBuy(weights: number[], asks: BookLevel[][], amountMicros: number, rules: VenueRules): SizingResult {
   const minUnits = minimumUnits(weights, rules);
   if (!Number.isFinite(minUnits)) return { ok: false, reason: 'below-minimum', minimumAmountMicros: null };
   const minimumPlan = planForUnits(weights, asks, minUnits, rules);
-  const minimumAmountMicros = minimumPlan?.totalCostMicros ?? null;
+  const minimumAmountMicros = minimumPlan?.maxCostMicros ?? null;
   if (!minimumPlan) return { ok: false, reason: 'no-liquidity', minimumAmountMicros };
-  if (minimumPlan.totalCostMicros > amountMicros) return { ok: false, reason: 'below-minimum', minimumAmountMicros };
+  if (minimumPlan.maxCostMicros > amountMicros) return { ok: false, reason: 'below-minimum', minimumAmountMicros };
 
   const fits = (u: number) => {
     const plan = planForUnits(weights, asks, u, rules);
-    return plan !== null && plan.totalCostMicros <= amountMicros ? plan : null;
+    return plan !== null && plan.maxCostMicros <= amountMicros ? plan : null;
   };
   let low = minUnits; // fits
   let high = minUnits * 2;

@@ -1,12 +1,12 @@
 /**
- * The paper venue (decisions §8): an in-process exchange whose books are a pure function of a seed,
- * each token's reference price and the time. Around the (optionally drifting) reference price it
- * quotes five levels a side, one tick apart, with sizes growing away from the top, so large orders
- * walk the book. Tick 0.01; minimum order 5 shares.
+ * The paper venue (decisions §8): an in-process exchange whose books (paper-book.ts) are a pure
+ * function of a seed, each token's reference price and the time, shaped like the live venue's
+ * (Polymarket's tick rule, depth sized in dollars). Minimum order 5 shares, share step 0.01.
  */
 import type { Db } from '../../db/client.ts';
 import { ApiError } from '../errors.ts';
 import type { VenueRules } from '../valuation/index.ts';
+import { paperBook, type TickRule } from './paper-book.ts';
 import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, placePaperOrder } from './paper-ledger.ts';
 import type { MarketableOrder, OrderBook, Venue, VenueCredentials, VenueOrder, VenueOwner } from './venue.ts';
 
@@ -14,24 +14,8 @@ import type { MarketableOrder, OrderBook, Venue, VenueCredentials, VenueOrder, V
 export const PAPER_REFUSED_API_KEY = 'paper-refused';
 
 export const PAPER_RULES: VenueRules = { shareStepMicros: 10_000, minOrderMicros: 5_000_000 };
-const TICK = 10_000; // 0.01 in micro-USD
-const LEVELS = 5;
-const MIN_PRICE = TICK;
-const MAX_PRICE = 1_000_000 - TICK;
 /** Paper account owners remembered as opened (forgotten all at once beyond this; reopening is harmless). */
 const MAX_REMEMBERED_ACCOUNTS = 100_000;
-/** One drift cycle: a day. */
-const DRIFT_PERIOD_MS = 86_400_000;
-
-/** FNV-1a over the seed and a string: a stable 32-bit hash. */
-export function stableHash(seed: number, text: string): number {
-  let h = (2166136261 ^ seed) >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 16777619) >>> 0;
-  }
-  return h;
-}
 
 export interface PaperVenueOptions {
   /** Where the paper ledger lives; without it the venue only serves order books. */
@@ -44,6 +28,8 @@ export interface PaperVenueOptions {
   /** Reference prices of the tokens (the events' seed prices). */
   referencePrices: (tokenIds: string[]) => Promise<Map<string, number>>;
   now?: () => number;
+  /** Polymarket's tick rule (default), or 0.01 everywhere. */
+  tickRule?: TickRule;
 }
 
 export class PaperVenue implements Venue {
@@ -57,29 +43,8 @@ export class PaperVenue implements Venue {
     this.now = options.now ?? Date.now;
   }
 
-  /** The reference price after drift, on the tick grid, within [0.01, 0.99]. */
-  midMicros(tokenId: string, reference: number): number {
-    const phase = ((stableHash(this.options.seed, tokenId) % 3600) / 3600) * 2 * Math.PI;
-    const drifted = reference + this.options.drift * Math.sin((2 * Math.PI * this.now()) / DRIFT_PERIOD_MS + phase);
-    const onGrid = Math.round((drifted * 1e6) / TICK) * TICK;
-    return Math.min(MAX_PRICE, Math.max(MIN_PRICE, onGrid));
-  }
-
   book(tokenId: string, reference: number | undefined): OrderBook {
-    if (reference === undefined) return { tokenId, bids: [], asks: [], lastTradeMicros: null, tickMicros: TICK };
-    const mid = this.midMicros(tokenId, reference);
-    // 100–499 shares at the top, growing by that much per level away from it.
-    const baseShares = 100 + (stableHash(this.options.seed, `size:${tokenId}`) % 400);
-    const bids = [];
-    const asks = [];
-    for (let level = 0; level < LEVELS; level++) {
-      const sizeMicros = baseShares * (level + 1) * 1_000_000;
-      const bid = mid - TICK * (level + 1);
-      const ask = mid + TICK * (level + 1);
-      if (bid >= MIN_PRICE) bids.push({ priceMicros: bid, sizeMicros });
-      if (ask <= MAX_PRICE) asks.push({ priceMicros: ask, sizeMicros });
-    }
-    return { tokenId, bids, asks, lastTradeMicros: mid, tickMicros: TICK };
+    return paperBook(this.options, tokenId, reference, this.now());
   }
 
   async getOrderBooks(tokenIds: string[]): Promise<Map<string, OrderBook>> {

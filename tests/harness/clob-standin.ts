@@ -60,8 +60,9 @@ export class ClobStandin {
   private server?: ReturnType<typeof Bun.serve>;
 
   constructor(private options: { referencePrice: (tokenId: string) => number | undefined; startingCollateralMicros: number; drift?: number; now?: () => number }) {
-    // The paper venue's book shape (five levels a side around the reference price), drift included.
-    this.books = new PaperVenue({ seed: 7, drift: options.drift ?? 0, now: options.now, referencePrices: async () => new Map() });
+    // The paper venue's book shape (five levels a side around the reference price, depth in dollars),
+    // drift included; at a 0.01 tick everywhere, the only tick our adapter signs at so far.
+    this.books = new PaperVenue({ seed: 7, drift: options.drift ?? 0, now: options.now, tickRule: 'cent', referencePrices: async () => new Map() });
   }
 
   get url() {

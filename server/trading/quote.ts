@@ -1,0 +1,46 @@
+/**
+ * POST /trading/quote: the buy's plan against the books of this moment, without placing anything.
+ * It is `planBuy` (buy.ts), the very function a buy sizes with, so a buy placed right after against
+ * unchanged books sends exactly these orders and pays exactly `totalCost`; the refusals are the
+ * buy's too (unknown or closed event, thin books, an amount under the minimum, maxAveragePrice).
+ * A quote needs no venue credentials and never reads the venue balance.
+ */
+import type { Services } from '../services.ts';
+import { microRatio, fromMicros } from './views.ts';
+import { planBuy, tradableEvent, type BuyRequest, type PlannedBuy } from './buy.ts';
+import { executionOf } from './execution.ts';
+import { getSettings, type TradingUser } from './settings.ts';
+
+export function quoteResult(request: BuyRequest, planned: PlannedBuy) {
+  const { plan } = planned;
+  return {
+    eventId: planned.eventId,
+    side: request.side,
+    floorL: planned.floors.floorL,
+    floorS: planned.floors.floorS,
+    units: fromMicros(plan.unitsMicros),
+    // The bands that get an order (a band whose weight is 0 gets none), in band order.
+    bands: plan.bands
+      .filter((b) => b.shares > 0)
+      .map((b) => ({
+        bandId: planned.tokenIds[b.bandIndex]!,
+        shares: fromMicros(b.shares),
+        cost: fromMicros(b.cost),
+        worstPrice: fromMicros(b.worstPrice),
+        maxCost: fromMicros(b.maxCost),
+      })),
+    totalCost: fromMicros(plan.totalCostMicros),
+    averagePrice: microRatio(plan.totalCostMicros, plan.unitsMicros),
+    maxCost: fromMicros(plan.maxCostMicros),
+    requestedAmount: fromMicros(request.amountMicros),
+    unspentAmount: fromMicros(request.amountMicros - plan.totalCostMicros),
+    minimumAmount: fromMicros(planned.minimumAmountMicros),
+  };
+}
+
+export async function quoteBuy(services: Services, user: TradingUser, request: BuyRequest) {
+  const x = executionOf(services);
+  const event = await tradableEvent(services, request.eventId);
+  const settings = await getSettings(x.db, user);
+  return quoteResult(request, await planBuy(x, event, settings, request));
+}
