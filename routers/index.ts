@@ -5,6 +5,7 @@
 import { router } from '../server/trpc/init.ts';
 import { accountsRouter } from './accounts.ts';
 import { billingRouter } from './billing.ts';
+import { eventsAdminRouter } from './events-admin.ts';
 import { keysRouter } from './keys.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
@@ -12,6 +13,7 @@ import { tradingMarketRouter } from './trading-market.ts';
 import { tradingOrdersRouter } from './trading-orders.ts';
 import { tradingPositionsRouter } from './trading-positions.ts';
 import { tradingSettingsRouter } from './trading-settings.ts';
+import { tradingSettlementsRouter } from './trading-settlements.ts';
 import { tradingRouter } from './trading.ts';
 import { usageRouter } from './usage.ts';
 
@@ -27,6 +29,8 @@ export const appRouter = router({
   trading: tradingRouter,
   positions: tradingPositionsRouter,
   orders: tradingOrdersRouter,
+  settlements: tradingSettlementsRouter,
+  events: eventsAdminRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -19,12 +19,17 @@ const floor = (description: string) =>
     .optional()
     .meta({ description });
 
+const eventStatus = z
+  .enum(['open', 'closed', 'resolved', 'voided'])
+  .meta({ description: 'open: trading; closed: trading stopped, outcome pending; resolved: winningBandId won; voided: cancelled, every band pays $0.50 a share. Positions of resolved and voided events settle (GET /api/trading/settlements)' });
+const winningBandId = () => z.string().nullable().meta({ description: 'The band that won; null until the event is resolved' });
 const band = z.object({ id: z.string(), label: z.string(), minValuation: z.number(), maxValuation: z.number().nullable() });
 const event = z.object({
   id: z.string(),
   name: z.string(),
   company: z.string(),
-  status: z.enum(['open', 'closed', 'resolved']),
+  status: eventStatus,
+  winningBandId: winningBandId(),
   endDate: isoString().nullable(),
   venue: z.object({ name: z.string(), eventSlug: z.string().nullable() }),
   aliases: z.array(z.string()).meta({ description: 'Other ids this event answers to on every route that takes an event id, besides id and venue.eventSlug' }),
@@ -53,7 +58,7 @@ export const tradingMarketRouter = router({
     )
     .output(
       z.object({
-        event: z.object({ name: z.string(), slug: z.string(), numBands: z.number().int() }),
+        event: z.object({ name: z.string(), slug: z.string(), numBands: z.number().int(), status: eventStatus, winningBandId: winningBandId() }),
         bands: z.array(z.object({ bandIndex: z.number().int(), label: z.string(), price: z.number(), tokenId: z.string() })),
         valuation: z.object({
           longCost: z.number(),

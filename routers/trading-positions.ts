@@ -19,7 +19,7 @@ export const tradingPositionsRouter = router({
     .meta({ openapi: { method: 'GET', path: '/trading/positions', tags: TAGS, summary: 'The user\'s positions, newest first, valued at the current bids' } })
     .input(
       optionalParams({
-        status: z.enum(['open', 'closed', 'pending', 'all']).default('open').meta({ description: 'open (default), closed, pending (buy not yet settled) or all' }),
+        status: z.enum(['open', 'closed', 'pending', 'settled', 'all']).default('open').meta({ description: 'open (default), closed, pending (buy not yet settled), settled (paid out at resolution) or all' }),
         eventId: eventFilter(),
         limit: wholeNumber({ min: 1, max: 500 }).default(100).meta({ description: '1 to 500, default 100' }),
         offset: pageOffset(),

@@ -48,7 +48,7 @@ export const orderDetail = orderSummary.extend({
   txHash: z.string().nullable().meta({ description: 'Settlement transaction; null on the paper venue' }),
 });
 
-export const positionStatus = z.enum(['pending', 'open', 'closed']);
+export const positionStatus = z.enum(['pending', 'open', 'closed', 'settled']).meta({ description: 'pending: buy outstanding; open: holds shares; closed: sold or gone; settled: paid out at its event\'s resolution (GET /api/trading/settlements)' });
 
 export const positionSummary = z.object({
   id: z.string(),
@@ -101,7 +101,7 @@ export const trade = z.object({
   orderId: z.string(),
   bandId: z.string(),
   side: z.enum(['LONG', 'SHORT']),
-  action: z.enum(['BUY', 'SELL']),
+  action: z.enum(['BUY', 'SELL', 'SETTLE']).meta({ description: 'SETTLE: the payout at resolution (orderId is the settlement id; bandId the winning band and shares its shares at $1, or for a voided event bandId * and every share held at $0.50)' }),
   shares: shares('Filled'),
   amount: usd('USD paid or received, before fees'),
   price: usd('Per share'),

@@ -7,6 +7,7 @@
  *   npm run cli -- credit      --account acme --usd 25 --reference wire-2026-11-22
  *   npm run cli -- set-rate    --account acme --usd 0.001
  *   npm run cli -- show        --account acme
+ *   npm run cli -- resolve-event --event stripe-ipo --band BAND_ID   (or --void; settles the event's open positions)
  *   npm run cli -- reencrypt-credentials   (after setting a new TRADING_ENCRYPTION_KEY and listing
  *                                           the old one in TRADING_ENCRYPTION_PREVIOUS_KEYS)
  *
@@ -24,6 +25,7 @@ import { creditAccount, ensureAccount, getAccount, setAccountRate } from './acco
 import { createApiKey, listApiKeys, revokeApiKey } from './accounts/api-keys.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { ApiError } from './errors.ts';
+import { resolveEventOutcome } from './events/resolution.ts';
 import { reencryptAllCredentials } from './trading/credentials.ts';
 import { createLogger } from './lib/logger.ts';
 import { microsToUsd, parseUsd } from './lib/money.ts';
@@ -32,7 +34,8 @@ import type { Services } from './services.ts';
 import { closeServices, openServices } from './start.ts';
 
 const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]
-       cli reencrypt-credentials`;
+       cli reencrypt-credentials
+       cli resolve-event --event ID (--band BAND_ID | --void)`;
 
 export class UsageError extends Error {}
 
@@ -54,7 +57,7 @@ function parseCommandLine(argv: string[]) {
     return parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { account: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' }, usd: { type: 'string' }, reference: { type: 'string' } },
+      options: { account: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' }, usd: { type: 'string' }, reference: { type: 'string' }, event: { type: 'string' }, band: { type: 'string' }, void: { type: 'boolean' } },
     });
   } catch (error) {
     // An unknown or value-less flag (`--acount`): a usage error, not a stack trace.
@@ -79,6 +82,10 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
   const command = positionals[0];
   if (command === 'reencrypt-credentials') {
     return { ...(await reencryptAllCredentials(db, services.credentialCipher)), keyId: services.credentialCipher.currentKeyId };
+  }
+  if (command === 'resolve-event') {
+    if (values.void && values.band) throw new UsageError(`--band and --void exclude each other\n${USAGE}`);
+    return resolveEventOutcome(services, required(values.event, 'event'), values.void ? { voided: true } : { winningBandId: required(values.band, 'band') });
   }
   const accountId = required(values.account, 'account');
   if (!IDENTIFIER.test(accountId)) throw new UsageError(`--account must be ${IDENTIFIER_RULE}`);

@@ -98,7 +98,7 @@ describe('GET /api/trading/valuation', () => {
       for (const { bid, ask } of bidAsk) expect(ask - bid).toBeLessThanOrEqual(0.1 + 1e-9); // paper books: midpoints apply
       const x = expectedValuation(e.bands, bidAsk, 0.2, 0.15);
       const close = (a: number | null, b: number | null) => (b === null ? expect(a).toBeNull() : expect(a!).toBeCloseTo(b, 9));
-      expect(body.event).toEqual({ name: e.name, slug: e.id, numBands: e.bands.length });
+      expect(body.event).toEqual({ name: e.name, slug: e.id, numBands: e.bands.length, status: e.status, winningBandId: e.winningBandId });
       expect(body.settings).toEqual({ floorL: 0.2, floorS: 0.15 });
       body.bands.forEach((b: any, i: number) => {
         expect(b).toMatchObject({ bandIndex: i, label: e.bands[i].label, tokenId: e.bands[i].id });

@@ -36,7 +36,8 @@ export const events = pgTable('events', {
   name: text('name').notNull(),
   company: text('company').notNull(),
   companySourceId: text('company_source_id'),
-  status: text('status', { enum: ['open', 'closed', 'resolved'] }).notNull(),
+  /** open: trading; closed: trading stopped, outcome pending; resolved: resolvedBandIndex won; voided: cancelled, every band pays $0.50 a share. */
+  status: text('status', { enum: ['open', 'closed', 'resolved', 'voided'] }).notNull(),
   resolvedBandIndex: integer('resolved_band_index'),
   endDate: timestamp('end_date', { withTimezone: true, mode: 'date' }),
   volumeUsd: doublePrecision('volume_usd'),

@@ -54,3 +54,19 @@ export const paperOrders = pgTable(
   },
   (t) => [uniqueIndex('paper_orders_client_idx').on(t.accountId, t.userId, t.clientOrderId)],
 );
+
+/**
+ * Payouts of settled positions (server/trading/settlement.ts), one per settlement id: paying a
+ * settlement twice (a retry, two instances) finds this row and moves nothing.
+ */
+export const paperPayouts = pgTable(
+  'paper_payouts',
+  {
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
+    settlementId: text('settlement_id').notNull(),
+    amountMicros: micros('amount_micros').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.userId, t.settlementId] })],
+);

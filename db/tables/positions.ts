@@ -13,7 +13,7 @@ import { bigint, boolean, check, doublePrecision, index, integer, jsonb, pgTable
 const micros = (name: string) => bigint(name, { mode: 'number' });
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-export const POSITION_STATUSES = ['pending', 'open', 'closed'] as const;
+export const POSITION_STATUSES = ['pending', 'open', 'closed', 'settled'] as const;
 export type PositionStatus = (typeof POSITION_STATUSES)[number];
 
 export const positions = pgTable(
@@ -27,7 +27,7 @@ export const positions = pgTable(
     /** The floors the position was sized with. */
     floorL: doublePrecision('floor_l').notNull(),
     floorS: doublePrecision('floor_s').notNull(),
-    /** pending: buy orders outstanding; open: holds shares; closed: holds nothing. */
+    /** pending: buy orders outstanding; open: holds shares; closed: holds nothing; settled: paid out at its event's resolution. */
     status: text('status', { enum: POSITION_STATUSES }).notNull(),
     /** Units (U) the buy was sized for, in micro-units. */
     unitsMicros: micros('units_micros').notNull(),
@@ -129,7 +129,8 @@ export const trades = pgTable(
     orderId: text('order_id').notNull(),
     bandId: text('band_id').notNull(),
     side: text('side', { enum: ['LONG', 'SHORT'] }).notNull(),
-    action: text('action', { enum: ['BUY', 'SELL'] }).notNull(),
+    /** SETTLE: the position's payout at its event's resolution (orderId is then the settlement id). */
+    action: text('action', { enum: ['BUY', 'SELL', 'SETTLE'] }).notNull(),
     sharesMicros: micros('shares_micros').notNull(),
     /** USD paid or received, before fees. */
     amountMicros: micros('amount_micros').notNull(),
@@ -173,4 +174,52 @@ export const idempotencyKeys = pgTable(
     createdAt: at('created_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.userId, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
+);
+
+/**
+ * One per settled position (unique): the settlement intent, written in the same transaction that
+ * moves the position to `settled` and records its SETTLE trade. The venue is paid afterwards, keyed
+ * by this row's id (the paper ledger's paper_payouts; a live venue's redemption), and `paidAt` /
+ * `txHash` are recorded once it is: a crash in between leaves `paidAt` null, and the next settlement
+ * run pays it, once.
+ */
+export const settlements = pgTable(
+  'settlements',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
+    positionId: text('position_id')
+      .notNull()
+      .references(() => positions.id),
+    eventId: text('event_id').notNull(),
+    side: text('side', { enum: ['LONG', 'SHORT'] }).notNull(),
+    /** resolved: the winning band's shares pay $1; voided: every band's shares pay $0.50. */
+    outcome: text('outcome', { enum: ['resolved', 'voided'] }).notNull(),
+    /** Null when the event was voided. */
+    winningBandIndex: integer('winning_band_index'),
+    winningBandId: text('winning_band_id'),
+    /** Units the position held when it settled. */
+    unitsMicros: micros('units_micros').notNull(),
+    /** Shares of the winning band held (each pays $1); 0 when voided. */
+    winningSharesMicros: micros('winning_shares_micros').notNull(),
+    proceedsMicros: micros('proceeds_micros').notNull(),
+    /** Cost basis the position still carried. */
+    costMicros: micros('cost_micros').notNull(),
+    realizedPnlMicros: micros('realized_pnl_micros').notNull(),
+    /** Every band token the position held (winners redeemed, losers worthless): what the venue takes back. */
+    holdings: jsonb('holdings').$type<{ tokenId: string; sharesMicros: number }[]>().notNull(),
+    settledAt: at('settled_at').notNull().defaultNow(),
+    /** When the venue paid the proceeds; null while the payment is outstanding. */
+    paidAt: at('paid_at'),
+    /** The redemption transaction on a live venue; null on the paper venue. */
+    txHash: text('tx_hash'),
+  },
+  (t) => [
+    uniqueIndex('settlements_position_idx').on(t.positionId),
+    index('settlements_user_idx').on(t.accountId, t.userId, t.settledAt),
+    index('settlements_unpaid_idx')
+      .on(t.settledAt)
+      .where(sql`${t.paidAt} is null`),
+  ],
 );

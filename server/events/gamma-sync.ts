@@ -17,7 +17,7 @@ import type { EventWithBands } from './queries.ts';
 export interface EventSyncPlan {
   eventId: string;
   bands: { bandIndex: number; venue: BandVenueMapping }[];
-  event: { venue: EventVenueMapping; status: 'open' | 'closed' | 'resolved'; endDate: Date | null; volumeUsd: number | null };
+  event: { venue: EventVenueMapping; status: EventWithBands['status']; endDate: Date | null; volumeUsd: number | null };
   problems: string[];
 }
 
@@ -106,7 +106,9 @@ export function planEventSync(event: EventWithBands, gamma: GammaEvent, now = ne
   });
 
   const tradeable = gamma.markets.some((m) => m.active !== false && !m.closed && m.acceptingOrders !== false);
-  const status = gamma.closed ? (event.status === 'resolved' ? 'resolved' : 'closed') : tradeable ? 'open' : event.status;
+  // A resolution (or a void) is final here: settlements have been paid on it; only an operator changes it.
+  const final = event.status === 'resolved' || event.status === 'voided';
+  const status = final ? event.status : gamma.closed ? 'closed' : tradeable ? 'open' : event.status;
   return {
     eventId: event.id,
     bands,

@@ -32,6 +32,8 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
         }
         continue;
       }
+      // A resolution is final once made (an operator's, or a settled one): the seeds never reopen it.
+      if (existing?.status === 'resolved' && existing.resolvedBandIndex !== null) Object.assign(row, { status: existing.status, resolvedBandIndex: existing.resolvedBandIndex });
       const bands = e.bands.map((b, i) => ({
         eventId: e.id,
         bandIndex: i,

@@ -8,12 +8,16 @@ import { quoteEvent, type BandMarket, type Floors } from '../valuation/index.ts'
 import { topOfBook } from '../venues/venue.ts';
 import type { MarketSnapshot } from './market-data.ts';
 
+/** The band a resolved event paid out on; null until it resolves (issue #16). */
+export const winningBandIdOf = (e: EventWithBands) => (e.status === 'resolved' && e.resolvedBandIndex !== null ? (e.bands[e.resolvedBandIndex]?.id ?? null) : null);
+
 export function eventSummary(e: EventWithBands) {
   return {
     id: e.id,
     name: e.name,
     company: e.company,
     status: e.status,
+    winningBandId: winningBandIdOf(e),
     endDate: e.endDate?.toISOString() ?? null,
     venue: { name: e.venue.name, eventSlug: e.venue.eventSlug },
     bands: e.bands.map((b) => ({ id: b.id, label: b.label, minValuation: b.minValuation, maxValuation: b.maxValuation })),
@@ -34,7 +38,7 @@ export function eventIn(snapshot: MarketSnapshot, slug: string): EventWithBands 
 export function eventValuation(e: EventWithBands, snapshot: MarketSnapshot, floors: Floors) {
   const q = quoteEvent(marketsOf(e, snapshot), floors);
   return {
-    event: { name: e.name, slug: e.id, numBands: e.bands.length },
+    event: { name: e.name, slug: e.id, numBands: e.bands.length, status: e.status, winningBandId: winningBandIdOf(e) },
     bands: e.bands.map((b, i) => ({ bandIndex: i, label: b.label, price: q.prices[i]!, tokenId: b.id })),
     valuation: q.valuation,
     slippage: q.slippage,

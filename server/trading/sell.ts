@@ -29,6 +29,7 @@ export interface SellRequest {
 
 function assertSellable(position: PositionRow) {
   if (position.status === 'closed') throw new ApiError('ORDER_REJECTED', `positionId: position ${position.id} is closed`);
+  if (position.status === 'settled') throw new ApiError('ORDER_REJECTED', `positionId: position ${position.id} settled when its event resolved; GET /api/trading/settlements shows its payout`);
   if (position.status === 'pending') {
     throw new ApiError('ORDER_REJECTED', `positionId: position ${position.id} is still settling its buy; POST /api/trading/orders/sync completes it`);
   }

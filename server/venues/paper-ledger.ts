@@ -9,10 +9,10 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
-import { paperAccounts, paperHoldings, paperOrders } from '../../db/schema.ts';
+import { paperAccounts, paperHoldings, paperOrders, paperPayouts } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 import { costToBuy, proceedsOfSale, type BookLevel, type VenueRules } from '../valuation/index.ts';
-import type { MarketableOrder, OrderBook, VenueOrder, VenueOwner } from './venue.ts';
+import type { MarketableOrder, OrderBook, Redemption, VenueOrder, VenueOwner } from './venue.ts';
 
 type OrderRow = typeof paperOrders.$inferSelect;
 /** An order row from drizzle, or from a hand-written statement (bigint columns as text on PostgreSQL). */
@@ -181,4 +181,33 @@ export async function cancelPaperOrder(db: Db, owner: VenueOwner, clientOrderId:
     .values({ id: newId('ord'), accountId: owner.accountId, userId: owner.userId, clientOrderId, tokenId: '', side: 'BUY', requestedMicros: 0, filledMicros: 0, notionalMicros: 0, status: 'CANCELLED', reason: 'cancelled-before-placement' })
     .onConflictDoNothing();
   return findPaperOrder(db, owner, clientOrderId);
+}
+
+/**
+ * Pays a settled position (server/trading/settlement.ts) in one transaction, at most once per
+ * settlement id: the payout row is inserted first (its primary key is the settlement), and only the
+ * transaction that inserted it takes the position's tokens (winners redeemed, losers worthless) and
+ * credits the proceeds. A second payment of the same settlement (a retry, another instance) finds
+ * the row and moves nothing. Returns whether this call paid.
+ */
+export async function payPaperSettlement(db: Db, owner: VenueOwner, redemption: Redemption): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [inserted] = await tx
+      .insert(paperPayouts)
+      .values({ accountId: owner.accountId, userId: owner.userId, settlementId: redemption.settlementId, amountMicros: redemption.payoutMicros })
+      .onConflictDoNothing()
+      .returning({ id: paperPayouts.settlementId });
+    if (!inserted) return false;
+    for (const held of redemption.holdings) {
+      await tx
+        .update(paperHoldings)
+        .set({ sharesMicros: sql`greatest(${paperHoldings.sharesMicros} - ${held.sharesMicros}, 0)` })
+        .where(and(ownedBy(paperHoldings, owner), eq(paperHoldings.tokenId, held.tokenId)));
+    }
+    await tx
+      .update(paperAccounts)
+      .set({ collateralMicros: sql`${paperAccounts.collateralMicros} + ${redemption.payoutMicros}` })
+      .where(ownedBy(paperAccounts, owner));
+    return true;
+  });
 }

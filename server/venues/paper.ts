@@ -7,8 +7,8 @@ import type { Db } from '../../db/client.ts';
 import { ApiError } from '../errors.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import { paperBook, type TickRule } from './paper-book.ts';
-import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, placePaperOrder } from './paper-ledger.ts';
-import type { MarketableOrder, OrderBook, Venue, VenueCredentials, VenueOrder, VenueOwner } from './venue.ts';
+import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, payPaperSettlement, placePaperOrder } from './paper-ledger.ts';
+import type { MarketableOrder, OrderBook, Redemption, Venue, VenueCredentials, VenueOrder, VenueOwner } from './venue.ts';
 
 /** The one API key the paper venue refuses, so INVALID_CREDENTIALS can be tested end to end. */
 export const PAPER_REFUSED_API_KEY = 'paper-refused';
@@ -109,5 +109,12 @@ export class PaperVenue implements Venue {
   async getTokenBalances(credentials: VenueCredentials, tokenIds: string[]) {
     const { db, owner } = await this.account(credentials);
     return paperTokenBalances(db, owner, tokenIds);
+  }
+
+  /** Pays a settlement from the paper ledger: once per settlement id, whoever asks and however often. */
+  async redeem(credentials: VenueCredentials, redemption: Redemption) {
+    const { db, owner } = await this.account(credentials);
+    await payPaperSettlement(db, owner, redemption);
+    return { txHash: null };
   }
 }

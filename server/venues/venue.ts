@@ -69,6 +69,16 @@ export interface VenueOrder {
   txHash?: string | null;
 }
 
+/** Paying out a settled position (server/trading/settlement.ts): its tokens back, its proceeds out. */
+export interface Redemption {
+  /** Our settlement id: a venue pays each at most once, however often it is asked. */
+  settlementId: string;
+  /** Every band token the position held, winners and losers. */
+  holdings: { tokenId: string; sharesMicros: number }[];
+  /** Winning shares × $1, in micro-USD. */
+  payoutMicros: number;
+}
+
 export interface Venue {
   readonly name: 'paper' | 'polymarket';
   readonly rules: VenueRules;
@@ -89,6 +99,12 @@ export interface Venue {
    * reads the chain at `walletAddress`; the paper venue answers from its ledger for the credentials' owner.
    */
   getTokenBalances(credentials: VenueCredentials, tokenIds: string[], walletAddress?: string): Promise<Map<string, number>>;
+  /**
+   * Pays a settled position, idempotently by `redemption.settlementId`; answers the transaction hash
+   * where there is one (null on the paper venue). A venue without it leaves settlements unpaid
+   * (their `paidAt` stays null) until it has one: live redemption on chain is not built yet.
+   */
+  redeem?(credentials: VenueCredentials, redemption: Redemption): Promise<{ txHash: string | null }>;
 }
 
 /** Best bid (0 when none) and best ask (1 when none) as prices, per decisions §6. */

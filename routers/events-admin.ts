@@ -1,0 +1,45 @@
+/**
+ * Operator routes on events (dashboard key): resolving an event settles its open positions
+ * (server/events/resolution.ts). Like every dashboard route it names an existing account in
+ * x-account-id: the operator's own, recorded in the request log as who resolved it.
+ */
+import { z } from 'zod';
+import { resolveEventOutcome } from '../server/events/resolution.ts';
+import { router } from '../server/trpc/init.ts';
+import { dashboardProcedure } from '../server/trpc/procedures.ts';
+
+export const eventsAdminRouter = router({
+  resolve: dashboardProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/events/{eventId}/resolution',
+        tags: ['Operations'],
+        summary: 'Resolve an event to its winning band, or void it (or correct either before anything settled); settles its open positions, exactly once',
+        errorResponses: [400, 404],
+      },
+    })
+    .input(
+      z
+        .strictObject({
+          eventId: z.string().min(1).max(200).meta({ description: 'Our id, the venue\'s event slug or an alias' }),
+          winningBandId: z.string().min(1).max(200).optional().meta({ description: 'The id of the band that won (GET /api/trading/events); or send voided' }),
+          voided: z.literal(true).optional().meta({ description: 'The event was cancelled: every band\'s shares pay $0.50 (Polymarket\'s 50-50 for a cancelled market)' }),
+        })
+        .refine((b) => (b.winningBandId === undefined) !== (b.voided === undefined), { message: 'send exactly one of winningBandId and voided', path: ['winningBandId'] }),
+    )
+    .output(
+      z.object({
+        eventId: z.string(),
+        status: z.enum(['resolved', 'voided']),
+        winningBandId: z.string().nullable().meta({ description: 'null when voided' }),
+        winningBandLabel: z.string().nullable(),
+        changed: z.boolean().meta({ description: 'false when the event already had this outcome (nothing is paid twice)' }),
+        settled: z.number().int().meta({ description: 'Positions settled by this call' }),
+        paid: z.number().int().meta({ description: 'Settlements the venue paid during this call' }),
+        unpaid: z.number().int().meta({ description: 'Settlements still unpaid (retried by the next resolution call)' }),
+        deferred: z.number().int().meta({ description: 'Open positions with a sale still pending: they settle on a later call' }),
+      }),
+    )
+    .mutation(({ ctx, input }) => resolveEventOutcome(ctx.services, input.eventId, input.voided ? { voided: true } : { winningBandId: input.winningBandId! })),
+});

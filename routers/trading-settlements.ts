@@ -1,0 +1,56 @@
+/** Settlements (issue #16): what each position was paid when its event resolved. Key+User. */
+import { z } from 'zod';
+import { canonicalEventId } from '../server/events/resolve.ts';
+import { listSettlements } from '../server/trading/settlement-queries.ts';
+import { router } from '../server/trpc/init.ts';
+import { userProcedure } from '../server/trpc/procedures.ts';
+import { isoString, optionalParams, wholeNumber } from './params.ts';
+import { eventFilter, pageOffset } from './trading-paging.ts';
+
+const usd = (description: string) => z.number().meta({ description });
+
+const settlement = z.object({
+  id: z.string().meta({ description: 'Settlement id (stl_…); also the orderId of its SETTLE trade in the history' }),
+  positionId: z.string(),
+  eventId: z.string(),
+  side: z.enum(['LONG', 'SHORT']),
+  outcome: z.enum(['resolved', 'voided']).meta({ description: 'resolved: the winning band\'s shares paid $1; voided: every band\'s shares paid $0.50' }),
+  winningBandId: z.string().nullable().meta({ description: 'null when the event was voided' }),
+  winningBandLabel: z.string().nullable(),
+  units: z.number().meta({ description: 'Units the position held when it settled' }),
+  payoutPerUnit: usd('proceeds / units: for a LONG held whole on a resolved event, its weight on the winning band'),
+  proceeds: usd('Winning-band shares held × $1 (voided: every share held × $0.50)'),
+  realizedPnl: usd('proceeds − the cost basis the position still carried'),
+  settledAt: isoString(),
+  paid: z.boolean().meta({ description: 'Whether the venue has paid the proceeds (a payment that failed is retried, and never made twice)' }),
+  paidAt: isoString().nullable(),
+  txHash: z.string().nullable().meta({ description: 'The redemption transaction on a live venue; null on the paper venue' }),
+});
+
+export const tradingSettlementsRouter = router({
+  list: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/trading/settlements', tags: ['History'], summary: 'Positions paid out at their event\'s resolution, newest first, with a summary', errorResponses: [404] } })
+    .input(
+      optionalParams({
+        eventId: eventFilter(),
+        positionId: z.string().min(1).max(64).optional().meta({ description: 'Only this position' }),
+        limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: '1 to 1000, default 100' }),
+        offset: pageOffset(),
+      }),
+    )
+    .output(
+      z.object({
+        settlements: z.array(settlement),
+        summary: z.object({
+          totalSettlements: z.number().int(),
+          totalProceeds: usd('Σ proceeds of the filtered set'),
+          realizedPnl: usd('Σ realizedPnl of the filtered set'),
+          unpaid: z.number().int().meta({ description: 'Settlements the venue has not paid yet' }),
+        }),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const eventId = input.eventId === undefined ? undefined : await canonicalEventId(ctx.services, input.eventId);
+      return listSettlements(ctx.services.database.db, ctx.user, { ...input, eventId });
+    }),
+});

@@ -1,0 +1,172 @@
+/**
+ * Settlement, exactly once (issue #16): every open position of a resolved event is paid its winning
+ * shares × $1 (of a voided event: every share $0.50, Polymarket's 50-50 for a cancelled market), and
+ * its remaining cost basis is released as realised P&L.
+ *
+ * Two steps, so that retries, two instances settling at once and a crash in between all pay once:
+ *  1. the intent: in ONE transaction, with the position row locked, the position moves open →
+ *     settled, its holdings go to zero, a SETTLE trade and a `settlements` row (unique per position)
+ *     are written. A second settler finds the position no longer open (or the unique row) and stops.
+ *  2. the payment: each settlement whose `paidAt` is null is paid by the venue keyed by the settlement
+ *     id (the paper ledger's paper_payouts row is unique per settlement), then marked paid. A crash
+ *     between payment and mark leaves `paidAt` null; the next run asks the venue again, which finds
+ *     its own record and pays nothing more.
+ * A position with a sale still PENDING is left open for now: the next run (after orders/sync has
+ * settled the sale) settles what it then holds.
+ */
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { eventBands, events, orders, positionBands, positions, settlements, trades } from '../../db/schema.ts';
+import { newId } from '../lib/ids.ts';
+import type { Services } from '../services.ts';
+import { openCredentials } from './credentials.ts';
+
+/** `stl_…`: the random part of an id of ours (server/lib/ids.ts has no settlement prefix yet). */
+/** The SETTLE trade's bandId when a voided event paid every band. */
+export const VOIDED_BAND_ID = '*';
+const MICRO = 1_000_000n;
+const settlementId = () => `stl_${newId('op').slice('op_'.length)}`;
+
+export type SettlementRow = typeof settlements.$inferSelect;
+
+export interface SettlementRun {
+  /** Positions moved to settled by this run. */
+  settled: number;
+  /** Settlements the venue paid during this run (including earlier ones left unpaid). */
+  paid: number;
+  /** Settlements still unpaid (the venue cannot pay them yet, or failed; the next run retries). */
+  unpaid: number;
+  /** Open positions left for a later run (a sale of theirs is still PENDING). */
+  deferred: number;
+}
+
+/** What a share of a band pays, in micro-USD: $1 for the winner (0 for the others), $0.50 for every band of a voided event. */
+export const VOIDED_PAYOUT_MICROS = 500_000;
+
+/** Settles every open position of a resolved or voided event, then pays every unpaid settlement of that event. */
+export async function settleEvent(services: Services, eventId: string): Promise<SettlementRun> {
+  const db = services.database.db;
+  const open = await db
+    .select({ id: positions.id })
+    .from(positions)
+    .where(and(eq(positions.eventId, eventId), eq(positions.status, 'open')))
+    .orderBy(asc(positions.createdAt));
+  let settled = 0;
+  let deferred = 0;
+  for (const { id } of open) {
+    const outcome = await recordSettlement(db, id);
+    if (outcome === 'settled') settled++;
+    if (outcome === 'deferred') deferred++;
+  }
+  const { paid, unpaid } = await payUnpaidSettlements(services, eventId);
+  return { settled, paid, unpaid, deferred };
+}
+
+/** Step 1 for one position: the intent, the SETTLE trade and the position's new status, atomically. */
+async function recordSettlement(db: Db, positionId: string): Promise<'settled' | 'deferred' | 'skipped'> {
+  return db.transaction(async (tx) => {
+    // The lock serialises two settlers (and a concurrent sale's outcome) on this position.
+    const [position] = await tx.select().from(positions).where(eq(positions.id, positionId)).for('update');
+    if (!position || position.status !== 'open') return 'skipped';
+    // The outcome is read under a share lock: a correction (which locks the event row for update and
+    // refuses once any settlement exists) cannot slip in between reading it and settling on it.
+    const [event] = await tx
+      .select({ status: events.status, bandIndex: events.resolvedBandIndex })
+      .from(events)
+      .where(eq(events.id, position.eventId))
+      .for('share');
+    const voided = event?.status === 'voided';
+    if (!voided && (event?.status !== 'resolved' || event.bandIndex === null)) return 'skipped';
+    const [pending] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(orders)
+      .where(and(eq(orders.positionId, positionId), eq(orders.status, 'PENDING')));
+    const bands = await tx.select().from(positionBands).where(eq(positionBands.positionId, positionId)).orderBy(asc(positionBands.bandIndex));
+    if (Number(pending!.n) > 0 || bands.some((b) => b.reservedMicros > 0)) return 'deferred';
+
+    const target = bands.reduce((s, b) => s + BigInt(b.targetMicros), 0n);
+    const held = bands.reduce((s, b) => s + BigInt(b.sharesMicros), 0n);
+    // Units scale with the shares held, as the position views compute them (views.ts `figures`).
+    const unitsMicros = target === 0n ? 0 : Number((BigInt(position.unitsMicros) * held) / target);
+    const winningBandIndex = voided ? null : event!.bandIndex;
+    const [winningBand] = winningBandIndex === null ? [] : await tx.select({ id: eventBands.id }).from(eventBands).where(and(eq(eventBands.eventId, position.eventId), eq(eventBands.bandIndex, winningBandIndex)));
+    const winningShares = voided ? 0 : (bands.find((b) => b.bandIndex === winningBandIndex)?.sharesMicros ?? 0);
+    // A winning share pays $1 (micro-shares × $1 = micro-USD); a voided event's shares $0.50 each, rounded down per band.
+    const proceedsMicros = voided ? bands.reduce((s, b) => s + Number((BigInt(b.sharesMicros) * BigInt(VOIDED_PAYOUT_MICROS)) / MICRO), 0) : winningShares;
+    const costMicros = bands.reduce((s, b) => s + b.costMicros, 0);
+    const realizedPnlMicros = proceedsMicros - costMicros;
+    const id = settlementId();
+    const [written] = await tx
+      .insert(settlements)
+      .values({
+        id,
+        accountId: position.accountId,
+        userId: position.userId,
+        positionId,
+        eventId: position.eventId,
+        side: position.side,
+        outcome: voided ? 'voided' : 'resolved',
+        winningBandIndex,
+        winningBandId: winningBand?.id ?? null,
+        unitsMicros,
+        winningSharesMicros: winningShares,
+        proceedsMicros,
+        costMicros,
+        realizedPnlMicros,
+        holdings: bands.filter((b) => b.sharesMicros > 0).map((b) => ({ tokenId: b.bandId, sharesMicros: b.sharesMicros })),
+      })
+      .onConflictDoNothing()
+      .returning({ id: settlements.id });
+    if (!written) return 'skipped';
+    await tx.insert(trades).values({
+      id: newId('trd'),
+      accountId: position.accountId,
+      userId: position.userId,
+      positionId,
+      eventId: position.eventId,
+      orderId: id,
+      bandId: winningBand?.id ?? VOIDED_BAND_ID,
+      side: position.side,
+      action: 'SETTLE',
+      sharesMicros: voided ? Number(held) : winningShares,
+      amountMicros: proceedsMicros,
+      feesMicros: 0,
+      realizedPnlMicros,
+    });
+    await tx.update(positionBands).set({ sharesMicros: 0, costMicros: 0 }).where(eq(positionBands.positionId, positionId));
+    await tx
+      .update(positions)
+      .set({ status: 'settled', closeReason: 'settled', closedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(eq(positions.id, positionId));
+    return 'settled';
+  });
+}
+
+/**
+ * Step 2: asks the venue to pay every unpaid settlement (of one event, or all), then records the
+ * payment. Safe to run any number of times, anywhere: the venue pays each settlement id once.
+ */
+export async function payUnpaidSettlements(services: Services, eventId?: string): Promise<{ paid: number; unpaid: number }> {
+  const db = services.database.db;
+  const venue = services.venue;
+  const where = eventId ? and(isNull(settlements.paidAt), eq(settlements.eventId, eventId)) : isNull(settlements.paidAt);
+  const due = await db.select().from(settlements).where(where).orderBy(asc(settlements.settledAt));
+  let paid = 0;
+  for (const s of due) {
+    if (!venue.redeem) continue;
+    try {
+      const credentials = await openCredentials(db, services.credentialCipher, { accountId: s.accountId, userId: s.userId });
+      const { txHash } = await venue.redeem(credentials, { settlementId: s.id, holdings: s.holdings, payoutMicros: s.proceedsMicros });
+      const marked = await db
+        .update(settlements)
+        .set({ paidAt: sql`now()`, txHash })
+        .where(and(eq(settlements.id, s.id), isNull(settlements.paidAt)))
+        .returning({ id: settlements.id });
+      if (marked.length) paid++;
+    } catch (error) {
+      // Left unpaid: the next run retries (the venue's own record keeps it from paying twice).
+      services.logger.warn('settlement payment failed; it will be retried', { settlementId: s.id, error: String((error as Error)?.message ?? error) });
+    }
+  }
+  return { paid, unpaid: due.length - paid };
+}
