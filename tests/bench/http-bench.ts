@@ -78,7 +78,7 @@ async function prepare(): Promise<{ apiKey: string }> {
   const app = createApp(services);
   const post = (user: string, path: string, body: unknown) =>
     app.handle(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'x-api-key': key, 'x-user-id': user, 'content-type': 'application/json' }, body: JSON.stringify(body) }));
-  // Each user its own paper account (paper balances are per venue key).
+  // Each user has its own paper account (paper balances are per account and user).
   const enrol = (user: string) => post(user, '/api/trading/credentials', { apiKey: `bench-${user}`, secret: 's', passphrase: 'p' });
   const events = ['openai-ipo', 'kraken-ipo', 'ledger-ipo', 'consensys-ipo', 'perplexity-ipo'];
   for (const count of POSITION_COUNTS) {
