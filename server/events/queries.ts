@@ -28,3 +28,13 @@ export async function findEvent(db: Db, ref: string, param = 'eventId'): Promise
   const bands = await db.select().from(eventBands).where(eq(eventBands.eventId, row.id)).orderBy(asc(eventBands.bandIndex));
   return { ...row, bands };
 }
+
+/**
+ * An event's status as stored now (undefined for an unknown id). Trading reads it from the database
+ * at the moment it acts, not from the market-data snapshot (up to MARKET_DATA_TTL_MS old), so a buy or
+ * a sale never slips in just after an event stopped trading or resolved.
+ */
+export async function currentEventStatus(db: Db, eventId: string): Promise<string | undefined> {
+  const [row] = await db.select({ status: events.status }).from(events).where(eq(events.id, eventId)).limit(1);
+  return row?.status;
+}

@@ -9,6 +9,7 @@
  * spends more than `amount`, however the books move before the fill.
  */
 import type { Db } from '../../db/client.ts';
+import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { formatUsd } from '../lib/money.ts';
@@ -120,6 +121,9 @@ export async function planBuy(x: Execution, event: Awaited<ReturnType<typeof tra
 export async function buy(services: Services, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
   const x = executionOf(services);
   const event = await tradableEvent(services, request.eventId);
+  // The snapshot may be up to MARKET_DATA_TTL_MS old: the event must be open now, as stored.
+  const status = await currentEventStatus(x.db, event.id);
+  if (status !== 'open') throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} is ${status}; buys are accepted while an event is open`);
   const settings = await getSettings(x.db, user);
   const credentials = await openCredentials(x.db, services.credentialCipher, user, settings);
   const { floors, tokenIds, plan } = await planBuy(x, event, settings, request);

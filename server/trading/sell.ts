@@ -8,6 +8,7 @@
 import { inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { trades } from '../../db/schema.ts';
+import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { VenueRules } from '../valuation/index.ts';
@@ -32,6 +33,20 @@ function assertSellable(position: PositionRow) {
   if (position.status === 'settled') throw new ApiError('ORDER_REJECTED', `positionId: position ${position.id} settled when its event resolved; GET /api/trading/settlements shows its payout`);
   if (position.status === 'pending') {
     throw new ApiError('ORDER_REJECTED', `positionId: position ${position.id} is still settling its buy; POST /api/trading/orders/sync completes it`);
+  }
+}
+
+/**
+ * A position of an event that stopped trading cannot be sold: it settles when the event resolves
+ * (read from the database now, not from the market-data snapshot).
+ */
+async function assertEventTrades(db: Db, position: PositionRow) {
+  const status = await currentEventStatus(db, position.eventId);
+  if (status === 'resolved' || status === 'voided') {
+    throw new ApiError('ORDER_REJECTED', `positionId: the event ${position.eventId} is ${status}; position ${position.id} settles at its resolution (GET /api/trading/settlements shows the payout)`);
+  }
+  if (status !== 'open') {
+    throw new ApiError('ORDER_REJECTED', `positionId: the event ${position.eventId} is ${status}: trading has stopped, and position ${position.id} settles when the event resolves`);
   }
 }
 
@@ -72,6 +87,7 @@ export async function sell(services: Services, user: TradingUser, request: SellR
   const x = executionOf(services);
   const position = await findUserPosition(x.db, user, request.positionId);
   assertSellable(position);
+  await assertEventTrades(x.db, position);
   const credentials = await openCredentials(x.db, services.credentialCipher, user);
   const { bands } = await loadPosition(x.db, position.id);
   const books = await freshBooks(x, bands.map((b) => b.bandId));
