@@ -21,11 +21,10 @@ import { newId } from '../lib/ids.ts';
 import type { Services } from '../services.ts';
 import { openCredentials } from './credentials.ts';
 
-/** `stl_…`: the random part of an id of ours (server/lib/ids.ts has no settlement prefix yet). */
 /** The SETTLE trade's bandId when a voided event paid every band. */
 export const VOIDED_BAND_ID = '*';
 const MICRO = 1_000_000n;
-const settlementId = () => `stl_${newId('op').slice('op_'.length)}`;
+const settlementId = () => newId('stl');
 
 export type SettlementRow = typeof settlements.$inferSelect;
 
