@@ -204,18 +204,25 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     expect((await get(alice, '/api/trading/events')).events.find((e: any) => e.id === first.id)).toMatchObject({ status: 'open', winningBandId: null });
   });
 
-  test('two resolutions at once settle and pay each position once (over /trpc)', async () => {
+  test('two resolutions at once settle and pay each position once (over /trpc), credentials or not', async () => {
     const event = events.filter((e) => e.status === 'open')[1];
     const positionId = await openPosition(alice, event.id, 'LONG', 40);
     const before = await holding(alice, positionId);
     const collateral = await ledgerOf(t).collateral(alice);
+    // Carol deletes her venue credentials before the resolution: the paper venue pays her all the same.
+    const carol = await trader(t);
+    const carols = await openPosition(carol, event.id, 'LONG', 20);
+    const carolBefore = await holding(carol, carols);
+    const carolCollateral = await ledgerOf(t).collateral(carol);
+    expect((await api(t, carol, 'DELETE', '/api/trading/credentials')).res.status).toBe(200);
     const operator = trpcClient(t, dashboardHeaders(DASHBOARD_KEY, alice.account.accountId));
     const winner = event.bands[0];
     const answers = await Promise.all([0, 1, 2].map(() => operator.events.resolve.mutate({ eventId: event.id, winningBandId: winner.id })));
-    expect(answers.reduce((n, a) => n + a.settled, 0)).toBe(1);
-    expect(answers.reduce((n, a) => n + a.paid, 0)).toBe(1);
+    expect(answers.reduce((n, a) => n + a.settled, 0)).toBe(2);
+    expect(answers.reduce((n, a) => n + a.paid, 0)).toBe(2);
     const proceeds = before.shares.get(winner.id) ?? 0;
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral + proceeds);
+    expect(await ledgerOf(t).collateral(carol)).toBe(carolCollateral + (carolBefore.shares.get(winner.id) ?? 0));
     const user = trpcClient(t, alice.headers);
     const listed = await user.settlements.list.query({ positionId });
     expect(listed.settlements).toHaveLength(1);
@@ -252,8 +259,8 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     const lostWinner = lost.bands[lost.bands.length - 1];
     const lostProceeds = (await holding(alice, second)).shares.get(lostWinner.id) ?? 0;
     const collateral2 = await ledgerOf(t).collateral(alice);
-    venue.redeem = async (credentials: any, redemption: any) => {
-      await redeem.call(venue, credentials, redemption); // paid …
+    venue.redeem = async (redemption: any, credentials: any) => {
+      await redeem.call(venue, redemption, credentials); // paid …
       throw new Error('crashed before recording the payment'); // … but never recorded
     };
     try {
@@ -264,7 +271,7 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral2 + lostProceeds);
     const [row] = await t.database.db.select().from(settlements).where(eq(settlements.positionId, second));
     // Paying the same settlement id directly, again, moves nothing either.
-    expect(await payPaperSettlement(t.database.db, { accountId: alice.account.accountId, userId: alice.userId }, { settlementId: row!.id, holdings: row!.holdings, payoutMicros: row!.proceedsMicros })).toBe(false);
+    expect(await payPaperSettlement(t.database.db, { settlementId: row!.id, owner: { accountId: alice.account.accountId, userId: alice.userId }, holdings: row!.holdings, payoutMicros: row!.proceedsMicros })).toBe(false);
     expect(await (await resolve(lost.id, lostWinner.id)).json()).toMatchObject({ settled: 0, paid: 1, unpaid: 0 });
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral2 + lostProceeds);
   });

@@ -154,8 +154,9 @@ export async function payUnpaidSettlements(services: Services, eventId?: string)
   for (const s of due) {
     if (!venue.redeem) continue;
     try {
-      const credentials = await openCredentials(db, services.credentialCipher, { accountId: s.accountId, userId: s.userId });
-      const { txHash } = await venue.redeem(credentials, { settlementId: s.id, holdings: s.holdings, payoutMicros: s.proceedsMicros });
+      const owner = { accountId: s.accountId, userId: s.userId };
+      const credentials = () => openCredentials(db, services.credentialCipher, owner);
+      const { txHash } = await venue.redeem({ settlementId: s.id, owner, holdings: s.holdings, payoutMicros: s.proceedsMicros }, credentials);
       const marked = await db
         .update(settlements)
         .set({ paidAt: sql`now()`, txHash })

@@ -190,7 +190,8 @@ export async function cancelPaperOrder(db: Db, owner: VenueOwner, clientOrderId:
  * credits the proceeds. A second payment of the same settlement (a retry, another instance) finds
  * the row and moves nothing. Returns whether this call paid.
  */
-export async function payPaperSettlement(db: Db, owner: VenueOwner, redemption: Redemption): Promise<boolean> {
+export async function payPaperSettlement(db: Db, redemption: Redemption): Promise<boolean> {
+  const { owner } = redemption;
   return db.transaction(async (tx) => {
     const [inserted] = await tx
       .insert(paperPayouts)

@@ -112,9 +112,10 @@ export class PaperVenue implements Venue {
   }
 
   /** Pays a settlement from the paper ledger: once per settlement id, whoever asks and however often. */
-  async redeem(credentials: VenueCredentials, redemption: Redemption) {
-    const { db, owner } = await this.account(credentials);
-    await payPaperSettlement(db, owner, redemption);
+  async redeem(redemption: Redemption) {
+    const db = this.options.db;
+    if (!db) throw new Error('this paper venue has no ledger database');
+    await payPaperSettlement(db, redemption);
     return { txHash: null };
   }
 }

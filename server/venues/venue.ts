@@ -73,6 +73,8 @@ export interface VenueOrder {
 export interface Redemption {
   /** Our settlement id: a venue pays each at most once, however often it is asked. */
   settlementId: string;
+  /** Whose position it was: the paper venue pays this owner's paper account. */
+  owner: VenueOwner;
   /** Every band token the position held, winners and losers. */
   holdings: { tokenId: string; sharesMicros: number }[];
   /** Winning shares × $1, in micro-USD. */
@@ -103,8 +105,10 @@ export interface Venue {
    * Pays a settled position, idempotently by `redemption.settlementId`; answers the transaction hash
    * where there is one (null on the paper venue). A venue without it leaves settlements unpaid
    * (their `paidAt` stays null) until it has one: live redemption on chain is not built yet.
+   * `credentials` opens the owner's stored credentials, for a venue that must sign (the paper venue
+   * does not call it: a user who has since deleted their credentials is still paid).
    */
-  redeem?(credentials: VenueCredentials, redemption: Redemption): Promise<{ txHash: string | null }>;
+  redeem?(redemption: Redemption, credentials: () => Promise<VenueCredentials>): Promise<{ txHash: string | null }>;
 }
 
 /** Best bid (0 when none) and best ask (1 when none) as prices, per decisions §6. */
