@@ -9,19 +9,19 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { requireAccount } from '../accounts/accounts.ts';
-import { authenticateApiKey, hashApiKey, isApiKeyShaped, type KeyPrincipal } from '../accounts/api-keys.ts';
+import { hashApiKey, isApiKeyShaped, type KeyPrincipal } from '../accounts/api-keys.ts';
 import { admitBilledRequest, billingCommitsSynchronously, type Charge, type PriceTier } from '../accounts/billing.ts';
-import type { RateRule } from '../config.ts';
-import { throwIfDeferredInputError } from '../http/deferred-input.ts';
 import { markReusable } from '../lib/reusable-json.ts';
-import type { RateDecision } from '../ratelimit/rate-limiter.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
-import { digestOf, type Services } from '../services.ts';
+import { digestOf } from '../services.ts';
 import type { KeyCheck, RequestContext } from './context.ts';
-import { whenReady, type MaybePromise } from '../lib/when-ready.ts';
+import { whenReady } from '../lib/when-ready.ts';
 import { t } from './init.ts';
+import { inspectInput } from './input-inspection.ts';
+import { authenticate, authFailed, keyCheckOf, refuseBlockedClient } from './key-gate.ts';
+import { applyDecision, applyRateLimit, takeToken } from './rate-limits.ts';
 import { rawInputOf } from './raw-input.ts';
 import { normaliseUserId } from './user-id.ts';
 
@@ -36,170 +36,6 @@ function isDashboardKey(ctx: RequestContext, key: string): boolean {
   // Compare against every configured key, in constant time, without stopping at the first match.
   for (const known of ctx.services.dashboardKeyDigests) match = timingSafeEqual(known, digest) || match;
   return match;
-}
-
-/**
- * Asks the limiter (take or peek); null when the bucket store (Redis) is unreachable or too slow and
- * the request goes unlimited. Synchronous with the in-process limiter (callers skip the await then:
- * a promise hop per request was measurable on the cheapest routes).
- */
-function askLimiter(ctx: RequestContext, ask: 'take' | 'peek', bucket: string, rule: RateRule): MaybePromise<RateDecision | null> {
-  try {
-    const answer = ctx.services.rateLimiter[ask](bucket, rule);
-    return answer instanceof Promise ? answer.catch((error) => limiterUnavailable(ctx, error)) : answer;
-  } catch (error) {
-    return limiterUnavailable(ctx, error);
-  }
-}
-
-const takeToken = (ctx: RequestContext, bucket: string, rule: RateRule) => askLimiter(ctx, 'take', bucket, rule);
-
-/** While the limiter is down every request comes here: one warning per interval, with the count since the last. */
-const LIMITER_WARNING_INTERVAL_MS = 5_000;
-const limiterWarnings = new WeakMap<Services, { at: number; suppressed: number }>();
-
-/**
- * Serve the request unlimited rather than fail it (fail open). Billing still guards every charge; the
- * log says why limits were not applied, at most once per LIMITER_WARNING_INTERVAL_MS.
- */
-function limiterUnavailable(ctx: RequestContext, error: unknown): null {
-  const now = performance.now();
-  const last = limiterWarnings.get(ctx.services);
-  if (last && now - last.at < LIMITER_WARNING_INTERVAL_MS) {
-    last.suppressed++;
-    return null;
-  }
-  limiterWarnings.set(ctx.services, { at: now, suppressed: 0 });
-  ctx.services.logger.warn('rate limiter unavailable; requests not limited', {
-    requestId: ctx.requestId,
-    error: String((error as Error)?.message ?? error),
-    suppressedWarnings: last?.suppressed ?? 0,
-  });
-  return null;
-}
-
-/** RateLimit-* headers for a decision, and for a refusal Retry-After and the 429 itself. */
-function applyDecision(ctx: RequestContext, decision: RateDecision | null) {
-  if (!decision) return;
-  ctx.resHeaders['RateLimit-Limit'] = String(decision.limit);
-  ctx.resHeaders['RateLimit-Remaining'] = String(decision.remaining);
-  ctx.resHeaders['RateLimit-Reset'] = String(decision.resetSeconds);
-  if (!decision.allowed) {
-    ctx.resHeaders['Retry-After'] = String(decision.retryAfterSeconds);
-    throw new ApiError('RATE_LIMITED', `Too many requests; retry after ${decision.retryAfterSeconds}s and back off exponentially`);
-  }
-}
-
-async function applyRateLimit(ctx: RequestContext, bucket: string, rule: RateRule) {
-  const taken = takeToken(ctx, bucket, rule);
-  applyDecision(ctx, taken instanceof Promise ? await taken : taken);
-}
-
-/**
- * Failed authentications (a presented key that is malformed, unknown, revoked or of the wrong kind)
- * take a token from their client address's bucket (RATE_LIMIT_AUTH_FAILURE_*; shared by instances
- * through Redis). Once it is empty, every request from that address presenting a key is answered 429
- * before its key is looked up: guessing keys, or a random key per request, no longer costs a database
- * lookup each. A key this process admitted in the last 10 minutes skips the gate (accounts/recent-keys.ts),
- * so a bad client on a shared address cannot lock out the keys in use there; another valid key from a
- * blocked address is refused until the bucket refills, since only the lookup could tell it is valid.
- * A dashboard key is compared in memory, so a correct one still passes.
- */
-const authFailureBucket = (ctx: RequestContext) => `authfail:${ctx.clientIp()}`;
-
-async function refuseBlockedClient(ctx: RequestContext) {
-  const peeked = askLimiter(ctx, 'peek', authFailureBucket(ctx), ctx.services.config.rateLimits.authFailure);
-  const gate = peeked instanceof Promise ? await peeked : peeked;
-  if (!gate || gate.allowed) return;
-  ctx.resHeaders['Retry-After'] = String(gate.retryAfterSeconds);
-  throw new ApiError('RATE_LIMITED', `Too many failed authentications from this address; retry after ${gate.retryAfterSeconds}s`);
-}
-
-/** A REST request is one call: its check needs no sharing. A tRPC batch's calls share the context's. */
-function keyCheckOf(ctx: RequestContext): KeyCheck {
-  if (ctx.transport === 'rest') return {};
-  return (ctx.keyCheck ??= {});
-}
-
-/** Counts a failed authentication against the client address (once per request); returns the error to throw. */
-async function authFailed(ctx: RequestContext, check: KeyCheck, error: ApiError): Promise<ApiError> {
-  if (!check.counted) {
-    check.counted = true;
-    const taken = takeToken(ctx, authFailureBucket(ctx), ctx.services.config.rateLimits.authFailure);
-    if (taken instanceof Promise) await taken;
-  }
-  return error;
-}
-
-/** The key's principal for a refusal path; once per request, and a failure is counted. */
-async function authenticate(ctx: RequestContext, check: KeyCheck, key: string): Promise<KeyPrincipal> {
-  check.lookup ??= authenticateApiKey(ctx.services.database.db, key).catch(async (error) => {
-    throw error instanceof ApiError && error.apiCode === 'UNAUTHORIZED' ? await authFailed(ctx, check, error) : error;
-  });
-  const principal = await check.lookup;
-  ctx.logFields.accountId = principal.accountId;
-  return principal;
-}
-
-/**
- * The path of the first string in `input` holding a NUL character (PostgreSQL cannot store one).
- * Iterative (an explicit stack), so no nesting depth can overflow it; the path is built only for a hit.
- */
-function nulPath(input: unknown): string | undefined {
-  if (typeof input === 'string') return input.includes('\u0000') ? '' : undefined;
-  if (typeof input !== 'object' || input === null) return undefined;
-  // Most inputs are flat (query parameters, small bodies): no stack for them (every public request
-  // comes here, /api/pricing's `{}` included).
-  let flat = true;
-  for (const name in input) {
-    const value = (input as Record<string, unknown>)[name];
-    if (typeof value === 'object' && value !== null) flat = false;
-    else if (flat && typeof value === 'string' && value.includes('\u0000')) return name;
-  }
-  if (flat) return undefined;
-  // Every node met: its value, its key and its parent's index. The stack holds the nodes still to visit.
-  const values: unknown[] = [input];
-  const keys: string[] = [''];
-  const parents: number[] = [-1];
-  const stack: number[] = [0];
-  while (stack.length > 0) {
-    const at = stack.pop()!;
-    const value = values[at];
-    if (typeof value === 'string') {
-      if (value.includes('\u0000')) return pathTo(at, keys, parents);
-    } else if (typeof value === 'object' && value !== null) {
-      const names = Object.keys(value);
-      // Pushed in reverse, so the first NUL in document order is the one named.
-      for (let i = names.length - 1; i >= 0; i--) {
-        stack.push(values.length);
-        values.push((value as Record<string, unknown>)[names[i]!]);
-        keys.push(names[i]!);
-        parents.push(at);
-      }
-    }
-  }
-  return undefined;
-}
-
-function pathTo(at: number, keys: string[], parents: number[]): string {
-  const names: string[] = [];
-  for (let node = at; node > 0; node = parents[node]!) names.push(keys[node]!);
-  return names.reverse().join('.');
-}
-
-/** A path in a message is cut to its last MAX_PATH_IN_MESSAGE characters (deep input makes long paths). */
-const MAX_PATH_IN_MESSAGE = 120;
-
-/**
- * What every route checks in its raw input before the handler: an input the transport could not read
- * (malformed JSON, wrong Content-Type, too deep; see http/deferred-input.ts), then NUL text.
- */
-function inspectInput(input: unknown) {
-  throwIfDeferredInputError(input);
-  const found = nulPath(input);
-  if (found === undefined) return;
-  const path = found.length > MAX_PATH_IN_MESSAGE ? `…${found.slice(-MAX_PATH_IN_MESSAGE)}` : found || 'input';
-  throw new ApiError('BAD_REQUEST', `${path}: must not contain the NUL character`);
 }
 
 interface BilledRule {
