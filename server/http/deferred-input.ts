@@ -13,6 +13,7 @@
  * 413 (body too large) is not deferred: the body is refused before it is read.
  */
 import { ApiError, type ErrorCode } from '../errors.ts';
+import { jsonTooDeep } from './input-checks.ts';
 import { MAX_JSON_DEPTH } from './input-limits.ts';
 
 /** The reserved input member carrying the reason. */
@@ -47,4 +48,26 @@ export function throwIfDeferredInputError(raw: unknown): void {
   const reason = (raw as Record<string, unknown>)[DEFERRED_INPUT_MEMBER];
   if (typeof reason === 'string' && Object.hasOwn(REASONS, reason)) throw deferredInputError(reason as DeferredReason);
   throw new ApiError('BAD_REQUEST', `${DEFERRED_INPUT_MEMBER}: reserved input member`);
+}
+
+/** What a JSON input text reads as: nothing (blank), the reason it cannot be used, or its value. */
+export type JsonInput = { blank: true } | { problem: DeferredReason } | { value: unknown };
+
+/**
+ * Reads an input text the way both transports do: blank is no input; a Content-Type other than JSON
+ * (when one is given to check), nesting deeper than MAX_JSON_DEPTH or malformed JSON is a deferred
+ * reason; `notAnObject` names the reason for a value that must be an object and is not.
+ */
+export function readJsonInput(text: string, options: { contentType?: string | null; notAnObject?: DeferredReason } = {}): JsonInput {
+  if (text.trim() === '') return { blank: true };
+  if (options.contentType !== undefined && !/^application\/json\b/i.test(options.contentType ?? '')) return { problem: 'unsupported-media-type' };
+  if (jsonTooDeep(text)) return { problem: 'too-deep' };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { problem: 'malformed-json' };
+  }
+  if (options.notAnObject && (typeof value !== 'object' || value === null || Array.isArray(value))) return { problem: options.notAnObject };
+  return { value };
 }

@@ -14,8 +14,7 @@ import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 import { jsonText } from '../lib/reusable-json.ts';
 import type { RequestContext } from '../trpc/context.ts';
 import { readBodyText } from './body-reader.ts';
-import { deferredInput, type DeferredInput } from './deferred-input.ts';
-import { jsonTooDeep } from './input-checks.ts';
+import { deferredInput, readJsonInput, type DeferredInput } from './deferred-input.ts';
 import { RouteTable } from './route-table.ts';
 
 export const REST_PREFIX = '/api';
@@ -103,15 +102,8 @@ function queryInput(ctx: RequestContext): Record<string, unknown> {
  */
 async function readBody(request: Request, maxBodyBytes: number): Promise<Record<string, unknown> | DeferredInput> {
   const text = await readBodyText(request, maxBodyBytes);
-  if (text.trim() === '') return {};
-  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) return deferredInput('unsupported-media-type');
-  if (jsonTooDeep(text)) return deferredInput('too-deep');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return deferredInput('malformed-json');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return deferredInput('not-an-object');
-  return body as Record<string, unknown>;
+  const input = readJsonInput(text, { contentType: request.headers.get('content-type'), notAnObject: 'not-an-object' });
+  if ('blank' in input) return {};
+  if ('problem' in input) return deferredInput(input.problem);
+  return input.value as Record<string, unknown>;
 }

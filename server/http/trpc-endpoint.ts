@@ -17,8 +17,8 @@ import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 import type { RequestContext } from '../trpc/context.ts';
 import { recordRequestId, trpcErrorShape } from '../trpc/init.ts';
 import { readBodyText } from './body-reader.ts';
-import { deferredInput, type DeferredReason } from './deferred-input.ts';
-import { assertBatchSize, jsonTooDeep, trpcCallCount } from './input-checks.ts';
+import { deferredInput, readJsonInput, type DeferredReason, type JsonInput } from './deferred-input.ts';
+import { assertBatchSize, trpcCallCount } from './input-checks.ts';
 import { MAX_BATCH_CALLS } from './input-limits.ts';
 
 export const TRPC_PREFIX = '/trpc';
@@ -58,11 +58,15 @@ export function createTrpcEndpoint(router: AnyTRPCRouter) {
 /** The request tRPC gets: the same one, or one whose inputs are the deferred-error marker. */
 async function withCheckedInput(request: Request, ctx: RequestContext, calls: number, maxBodyBytes: number): Promise<Request> {
   const isBatch = ctx.query().get('batch') === '1';
+  // tRPC itself refuses a batch whose input is not an object, but before authentication.
+  const batchReason: DeferredReason | undefined = isBatch ? 'batch-not-an-object' : undefined;
   const markers = (reason: DeferredReason) => JSON.stringify(isBatch ? Object.fromEntries(Array.from({ length: calls }, (_, i) => [i, deferredInput(reason)])) : deferredInput(reason));
 
   if (request.method === 'GET' || request.method === 'HEAD') {
     const input = ctx.query().get('input');
-    const reason = input ? inputProblem(input, isBatch) : undefined;
+    // (A blank `input` is not "no input" here: tRPC would parse it, and fail before authentication.)
+    const read = input ? readJsonInput(input, { notAnObject: batchReason }) : undefined;
+    const reason = read && ('blank' in read ? 'malformed-json' : inputProblem(read));
     if (!reason) return request;
     const query = new URLSearchParams(ctx.query());
     query.set('input', markers(reason));
@@ -71,25 +75,14 @@ async function withCheckedInput(request: Request, ctx: RequestContext, calls: nu
 
   const text = await readBodyText(request, maxBodyBytes);
   // tRPC reads only JSON bodies; an empty body is no input, whatever its type (as on /api).
-  const isJson = /^application\/json\b/i.test(request.headers.get('content-type') ?? '');
-  const empty = text.trim() === '';
-  const reason: DeferredReason | undefined = empty ? undefined : !isJson ? 'unsupported-media-type' : inputProblem(text, isBatch);
+  const read = readJsonInput(text, { contentType: request.headers.get('content-type'), notAnObject: batchReason });
+  const empty = 'blank' in read;
+  const reason = inputProblem(read);
   const headers = new Headers(request.headers);
   headers.set('content-type', 'application/json');
   headers.delete('content-length');
   return new Request(request.url, { method: request.method, headers, body: reason ? markers(reason) : empty ? '' : text, signal: request.signal });
 }
 
-/** Why a tRPC input text cannot be handed to tRPC as it is, if it cannot. */
-function inputProblem(text: string, isBatch: boolean): DeferredReason | undefined {
-  if (jsonTooDeep(text)) return 'too-deep';
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return 'malformed-json';
-  }
-  // tRPC itself refuses a batch whose input is not an object, but before authentication.
-  if (isBatch && (typeof value !== 'object' || value === null || Array.isArray(value))) return 'batch-not-an-object';
-  return undefined;
-}
+/** Why a tRPC input cannot be handed to tRPC as it is, if it cannot. */
+const inputProblem = (read: JsonInput): DeferredReason | undefined => ('problem' in read ? read.problem : undefined);
