@@ -1,25 +1,54 @@
 /**
  * `npm run events:sync` — refreshes every event (or those named) from Polymarket's Gamma API: band
  * token ids, market versions, neg-risk flags, trading parameters, status, end date and volume.
- * Band ids never change. Prints one JSON line per event; exits 1 if any event had problems (those
- * bands keep their previous mapping), 2 for usage errors.
+ * Band ids never change. Then resolution (events/resolution-sources.ts): each market's outcome as
+ * Gamma reports it and as the chain records it (Conditional Tokens payout vectors, read through
+ * POLYGON_RPC_URL); an outcome both agree on is applied and the event's positions settle; one source
+ * alone waits, two that disagree are reported and nothing is applied. Last, every resolved event's
+ * unfinished settlements are retried (a deferred position, an unpaid or interrupted redemption).
+ * Prints one JSON line per event; exits 1 if any event had problems (those bands keep their previous
+ * mapping; a contradiction is one), 2 for usage errors.
  *
  *   npm run events:sync -- [--event openai-ipo ...] [--gamma-url URL] [--dry-run]
  *   GAMMA_API_URL   default https://gamma-api.polymarket.com
+ *   POLYGON_RPC_URL the chain source; unset, resolutions seen on Gamma wait for an operator
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from './config.ts';
 import { fetchGammaEvent } from './events/gamma-client.ts';
-import { applyEventSync, planEventSync } from './events/gamma-sync.ts';
-import { listEvents } from './events/queries.ts';
+import { applyEventSync, planEventSync, type EventSyncPlan } from './events/gamma-sync.ts';
+import { listEvents, type EventWithBands } from './events/queries.ts';
+import { resolveEventOutcome } from './events/resolution.ts';
+import { chainVerdict, decideResolution, eventOutcome, gammaVerdict, type MarketVerdict } from './events/resolution-sources.ts';
+import { createPolygonClient } from './chain/position-reader.ts';
+import { createResolutionReader, type ResolutionReader } from './chain/resolution-reader.ts';
+import { settleEvent } from './trading/settlement.ts';
 import type { Services } from './services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
 import { createLogger } from './lib/logger.ts';
 
 const gammaUrl = z.url({ protocol: /^https?$/ });
 
-export async function syncEvents(services: Services, options: { events?: string[]; gammaUrl: string; dryRun: boolean; fetch?: typeof fetch }) {
+/** Both sources' outcome for the event, and what the sync does with them. */
+async function readResolution(event: EventWithBands, plan: EventSyncPlan, chain: ResolutionReader | undefined) {
+  const gammaVerdicts = new Map<number, MarketVerdict>([...plan.markets].map(([i, m]) => [i, gammaVerdict(m)]));
+  let chainVerdicts: Map<number, MarketVerdict> | null = null;
+  if (chain) {
+    const payouts = await chain.payoutsOf([...plan.markets.values()].map((m) => m.conditionId ?? ''));
+    chainVerdicts = new Map(
+      [...plan.markets].map(([i, m]) => {
+        const yesIndex = Math.max(0, (m.outcomes ?? []).findIndex((o) => o.toLowerCase() === 'yes'));
+        return [i, chainVerdict(m.conditionId ? payouts.get(m.conditionId) : null, yesIndex)];
+      }),
+    );
+  }
+  const gamma = eventOutcome(event, gammaVerdicts);
+  const onChain = chainVerdicts ? eventOutcome(event, chainVerdicts) : null;
+  return { gamma, chain: onChain, decision: decideResolution(event, gamma, onChain) };
+}
+
+export async function syncEvents(services: Services, options: { events?: string[]; gammaUrl: string; dryRun: boolean; fetch?: typeof fetch; chain?: ResolutionReader }) {
   const db = services.database.db;
   const all = await listEvents(db);
   const chosen = options.events?.length ? all.filter((e) => options.events!.includes(e.id)) : all;
@@ -37,8 +66,33 @@ export async function syncEvents(services: Services, options: { events?: string[
         continue;
       }
       const plan = planEventSync(event, gamma);
-      if (!options.dryRun) await applyEventSync(db, plan);
-      lines.push({ event: event.id, status: plan.event.status, bandsMapped: plan.bands.length, bands: event.bands.length, problems: plan.problems, applied: !options.dryRun });
+      const resolution = await readResolution(event, plan, options.chain);
+      const { decision } = resolution;
+      // An outcome seen but not applied still stops trading: the event is closed until it is settled.
+      if ((decision.action === 'wait' || decision.action === 'contradiction') && plan.event.status === 'open') plan.event.status = 'closed';
+      if (decision.action === 'contradiction') plan.problems.push(decision.reason);
+      let settlement: unknown = undefined;
+      if (!options.dryRun) {
+        await applyEventSync(db, plan);
+        if (decision.action === 'apply') {
+          const outcome = await resolveEventOutcome(services, event.id, decision.outcome);
+          plan.event.status = outcome.status;
+          settlement = { settled: outcome.settled, paid: outcome.paid, unpaid: outcome.unpaid, deferred: outcome.deferred };
+        } else if (plan.event.status === 'resolved' || plan.event.status === 'voided') {
+          // Finishes what an earlier run (or an operator's resolution) left: deferred positions, unpaid redemptions.
+          settlement = await settleEvent(services, event.id);
+        }
+      }
+      lines.push({
+        event: event.id,
+        status: plan.event.status,
+        bandsMapped: plan.bands.length,
+        bands: event.bands.length,
+        resolution: { gamma: resolution.gamma.kind === 'resolved' ? event.bands[resolution.gamma.bandIndex]!.id : resolution.gamma.kind, chain: resolution.chain === null ? 'not configured' : resolution.chain.kind === 'resolved' ? event.bands[resolution.chain.bandIndex]!.id : resolution.chain.kind, action: decision.action, ...('reason' in decision ? { reason: decision.reason } : {}) },
+        ...(settlement ? { settlement } : {}),
+        problems: plan.problems,
+        applied: !options.dryRun,
+      });
     } catch (error) {
       lines.push({ event: event.id, problems: [String((error as Error).message)] });
     }
@@ -56,7 +110,9 @@ if (import.meta.main) {
     const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
     // stdout is one JSON line per event: log lines go to stderr.
     services = await openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') });
-    const lines = await syncEvents(services, { events: values.event, gammaUrl: url.data, dryRun: values['dry-run'] ?? false });
+    const rpc = config.polymarket.polygonRpcUrl;
+    const chain = rpc ? createResolutionReader(createPolygonClient(rpc, { timeoutMs: config.venueTimeoutMs })) : undefined;
+    const lines = await syncEvents(services, { events: values.event, gammaUrl: url.data, dryRun: values['dry-run'] ?? false, chain });
     for (const line of lines) console.log(JSON.stringify(line));
     if (lines.some((l) => Array.isArray(l.problems) && l.problems.length)) exitCode = 1;
   } catch (error) {

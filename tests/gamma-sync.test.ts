@@ -121,7 +121,9 @@ describe('applying', () => {
   test('the sync over HTTP: mapped events, reported problems, a 404, a dry run, and an upstream failure', async () => {
     const url = `http://127.0.0.1:${server.port}`;
     const dry = await syncEvents(t.services, { events: ['anthropic-ipo'], gammaUrl: url, dryRun: true });
-    expect(dry).toEqual([{ event: 'anthropic-ipo', status: 'open', bandsMapped: 7, bands: 7, problems: [], applied: false }]);
+    expect(dry).toEqual([
+      { event: 'anthropic-ipo', status: 'open', bandsMapped: 7, bands: 7, resolution: { gamma: 'pending', chain: 'not configured', action: 'none', reason: 'not resolved' }, problems: [], applied: false },
+    ]);
     expect((await findEvent(t.database.db, 'anthropic-ipo')).bands[0]!.venue.tokenId).toBeNull();
     const lines = await syncEvents(t.services, { events: ['anthropic-ipo', 'perplexity-ipo', 'strava-ipo', 'nope'], gammaUrl: url, dryRun: false });
     expect(lines.find((l) => l.event === 'anthropic-ipo')).toMatchObject({ bandsMapped: 7, problems: [], applied: true });

@@ -35,6 +35,8 @@ export const gammaMarketSchema = z.object({
   enableOrderBook: z.boolean().nullish(),
   orderMinSize: numeric.nullish(),
   orderPriceMinTickSize: numeric.nullish(),
+  /** UMA's resolution state ("proposed", "disputed", "resolved", …); absent on markets never proposed. */
+  umaResolutionStatus: z.string().nullish(),
 });
 
 export const gammaEventSchema = z.object({

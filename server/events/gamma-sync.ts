@@ -16,6 +16,8 @@ import type { EventWithBands } from './queries.ts';
 
 export interface EventSyncPlan {
   eventId: string;
+  /** The Gamma market matched to each band index (resolution-sources.ts reads their outcomes). */
+  markets: Map<number, GammaMarket>;
   bands: { bandIndex: number; venue: BandVenueMapping }[];
   event: { venue: EventVenueMapping; status: EventWithBands['status']; endDate: Date | null; volumeUsd: number | null };
   problems: string[];
@@ -111,6 +113,7 @@ export function planEventSync(event: EventWithBands, gamma: GammaEvent, now = ne
   const status = final ? event.status : gamma.closed ? 'closed' : tradeable ? 'open' : event.status;
   return {
     eventId: event.id,
+    markets: assigned,
     bands,
     event: {
       venue: { ...event.venue, eventSlug: gamma.slug, gammaEventId: gamma.id, negRisk: gamma.negRisk ?? event.venue.negRisk, syncedAt: now.toISOString() },

@@ -1,11 +1,13 @@
 /**
  * An in-process EVM for tests (Nomic Foundation's EDR, pinned), exposed to viem as an EIP-1193
- * transport, with a minimal ERC-1155 compiled by solc-js at test time and placed at any address —
- * the real Polymarket contract addresses included — so chain reads run offline, exactly as on Polygon.
+ * transport, with the stand-in contracts of ./contracts compiled by solc-js at test time and placed at
+ * any address — the real Polymarket contract addresses included — so chain reads and writes run
+ * offline, exactly as on Polygon: a minimal ERC-1155, the Conditional Tokens interface, the neg-risk
+ * adapter's redemption, a 6-decimal ERC-20 and a deposit wallet.
  */
 import edr from '@nomicfoundation/edr';
-import { readFileSync } from 'node:fs';
-import { createPublicClient, custom, encodeFunctionData, parseAbi, type Address, type Hex, type PublicClient } from 'viem';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createPublicClient, custom, encodeDeployData, encodeFunctionData, parseAbi, type Abi, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 
 const { EdrContext, ContractDecoder, L1_CHAIN_TYPE, l1ProviderFactory, l1GenesisState, l1HardforkLatest, l1HardforkToString, MineOrdering } = edr as any;
@@ -25,30 +27,53 @@ function edrContext() {
   return context;
 }
 
-let compiled: { bytecode: Hex } | undefined;
-/** Compiles MiniErc1155.sol once per process with solc-js (no download: the compiler is bundled). */
-async function compileMiniErc1155() {
+type Compiled = Record<string, { abi: Abi; bytecode: Hex }>;
+let compiled: Compiled | undefined;
+/** Compiles every contract of ./contracts once per process with solc-js (no download: the compiler is bundled). */
+function compileContracts(): Compiled {
   if (compiled) return compiled;
-  const solc = (await import('solc')).default as any;
-  const source = readFileSync(new URL('./contracts/MiniErc1155.sol', import.meta.url), 'utf8');
+  const solc = require('solc') as any;
+  const dir = new URL('./contracts/', import.meta.url);
+  const sources = Object.fromEntries(
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.sol'))
+      .map((f) => [f, { content: readFileSync(new URL(f, dir), 'utf8') }]),
+  );
   const output = JSON.parse(
     solc.compile(
       JSON.stringify({
         language: 'Solidity',
-        sources: { 'MiniErc1155.sol': { content: source } },
-        settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'paris', outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
+        sources,
+        settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'paris', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
       }),
     ),
   );
   const errors = (output.errors ?? []).filter((e: any) => e.severity === 'error');
   if (errors.length) throw new Error(errors.map((e: any) => e.formattedMessage).join('\n'));
-  compiled = { bytecode: `0x${output.contracts['MiniErc1155.sol'].MiniErc1155.evm.bytecode.object}` };
-  return compiled;
+  const result: Compiled = {};
+  for (const file of Object.values(output.contracts) as Record<string, any>[]) {
+    for (const [name, contract] of Object.entries(file)) result[name] = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  }
+  compiled = result;
+  return result;
+}
+
+/** A stand-in contract's ABI (as compiled), for viem calls in tests. */
+export function contractAbi(name: string): Abi {
+  const contract = compileContracts()[name];
+  if (!contract) throw new Error(`no contract ${name} in tests/harness/contracts`);
+  return contract.abi;
 }
 
 export interface InProcessEvm {
   client: PublicClient;
   request(method: string, params?: unknown[]): Promise<any>;
+  /** The funded account tests send from (owns no contract role unless a test gives it one). */
+  deployer: Address;
+  /** Deploys a stand-in contract (by contract name) and answers its address; with `at`, moves its code there (immutables travel with the code, storage does not). */
+  deploy(name: string, args?: unknown[], at?: Address): Promise<Address>;
+  /** Sends a transaction calling `functionName` (from the deployer unless `from`, which is impersonated and funded); throws when it reverts. */
+  write(call: { address: Address; abi: Abi; functionName: string; args?: unknown[]; from?: Address }): Promise<TransactionReceipt>;
   /** Deploys MiniErc1155 and moves its code to `address` (storage starts empty there). */
   deployMiniErc1155At(address: Address): Promise<void>;
   mint(contract: Address, owner: Address, tokenId: bigint, amount: bigint): Promise<void>;
@@ -92,20 +117,35 @@ export async function startEvm(): Promise<InProcessEvm> {
     return data.result;
   };
   const client = createPublicClient({ transport: custom({ request: ({ method, params }) => request(method, params as unknown[]) }) }) as PublicClient;
-  const send = async (to: Address | undefined, data: Hex) => {
-    const hash = await request('eth_sendTransaction', [{ from: DEPLOYER, ...(to ? { to } : {}), data, gas: '0xF42400' }]);
-    const receipt = await request('eth_getTransactionReceipt', [hash]);
-    if (receipt?.status !== '0x1') throw new Error(`transaction failed: ${JSON.stringify(receipt)}`);
+  const impersonated = new Set<string>();
+  const send = async (to: Address | undefined, data: Hex, from: Address = DEPLOYER) => {
+    if (from !== DEPLOYER && !impersonated.has(from.toLowerCase())) {
+      await request('hardhat_impersonateAccount', [from]);
+      await request('hardhat_setBalance', [from, '0x3635C9ADC5DEA00000']);
+      impersonated.add(from.toLowerCase());
+    }
+    const hash = await request('eth_sendTransaction', [{ from, ...(to ? { to } : {}), data, gas: '0xF42400' }]);
+    const receipt = await client.getTransactionReceipt({ hash });
+    if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
     return receipt;
+  };
+  const deploy = async (name: string, args: unknown[] = [], at?: Address) => {
+    const contract = compileContracts()[name];
+    if (!contract) throw new Error(`no contract ${name} in tests/harness/contracts`);
+    const receipt = await send(undefined, encodeDeployData({ abi: contract.abi, bytecode: contract.bytecode, args }));
+    if (!at) return receipt.contractAddress!;
+    const code = await request('eth_getCode', [receipt.contractAddress, 'latest']);
+    await request('hardhat_setCode', [at, code]);
+    return at;
   };
   return {
     client,
     request,
+    deployer: DEPLOYER,
+    deploy,
+    write: ({ address, abi, functionName, args = [], from }) => send(address, encodeFunctionData({ abi, functionName, args } as any), from),
     async deployMiniErc1155At(address) {
-      const { bytecode } = await compileMiniErc1155();
-      const receipt = await send(undefined, bytecode);
-      const code = await request('eth_getCode', [receipt.contractAddress, 'latest']);
-      await request('hardhat_setCode', [address, code]);
+      await deploy('MiniErc1155', [], address);
     },
     async mint(contract, owner, tokenId, amount) {
       await send(contract, encodeFunctionData({ abi: ABI, functionName: 'mint', args: [owner, tokenId, amount] }));
