@@ -117,6 +117,11 @@ const envSchema = z.object({
   VENUE: z.enum(['paper', 'polymarket'], { error: 'must be paper or polymarket' }).default('paper'),
   POLYMARKET_CLOB_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://clob.polymarket.com'),
   POLYGON_RPC_URL: z.url({ protocol: /^(https?|wss?)$/, error: 'must be an http(s) or ws(s) URL' }).optional(),
+  POLYMARKET_RELAYER_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://relayer-v2.polymarket.com'),
+  POLYMARKET_BUILDER_API_KEY: z.string().max(200).optional(),
+  POLYMARKET_BUILDER_SECRET: z.string().max(200).optional(),
+  POLYMARKET_BUILDER_PASSPHRASE: z.string().max(200).optional(),
+  SETTLEMENT_INTERVAL_MS: int(60_000, 0, 86_400_000),
   PAPER_SEED: int(1, 0, 2 ** 31 - 1),
   PAPER_DRIFT: z
     .string()
@@ -172,7 +177,15 @@ export interface Config {
   shutdownTimeoutMs: number;
   maxBodyBytes: number;
   venue: 'paper' | 'polymarket';
-  polymarket: { clobUrl: string; polygonRpcUrl?: string };
+  polymarket: {
+    clobUrl: string;
+    polygonRpcUrl?: string;
+    relayerUrl: string;
+    /** Builder API credentials for the relayer (live redemption); all three or none. */
+    builder?: { apiKey: string; secret: string; passphrase: string };
+  };
+  /** How often the settlement worker finishes deferred and unpaid settlements; 0: never (events:sync and resolutions still do). */
+  settlementIntervalMs: number;
   paper: { seed: number; drift: number; startingBalanceMicros: number };
   marketDataTtlMs: number;
   /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
@@ -193,6 +206,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const builderParts = [e.POLYMARKET_BUILDER_API_KEY, e.POLYMARKET_BUILDER_SECRET, e.POLYMARKET_BUILDER_PASSPHRASE];
+  if (builderParts.some(Boolean) && !builderParts.every(Boolean)) {
+    throw new ConfigError('Invalid configuration:\n  POLYMARKET_BUILDER_API_KEY, POLYMARKET_BUILDER_SECRET, POLYMARKET_BUILDER_PASSPHRASE: set all three or none');
+  }
   return {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
@@ -222,7 +239,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     venue: e.VENUE,
-    polymarket: { clobUrl: e.POLYMARKET_CLOB_URL.replace(/\/$/, ''), polygonRpcUrl: e.POLYGON_RPC_URL },
+    polymarket: {
+      clobUrl: e.POLYMARKET_CLOB_URL.replace(/\/$/, ''),
+      polygonRpcUrl: e.POLYGON_RPC_URL,
+      relayerUrl: e.POLYMARKET_RELAYER_URL.replace(/\/$/, ''),
+      builder: e.POLYMARKET_BUILDER_API_KEY ? { apiKey: e.POLYMARKET_BUILDER_API_KEY, secret: e.POLYMARKET_BUILDER_SECRET!, passphrase: e.POLYMARKET_BUILDER_PASSPHRASE! } : undefined,
+    },
+    settlementIntervalMs: e.SETTLEMENT_INTERVAL_MS,
     paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS,

@@ -271,7 +271,7 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral2 + lostProceeds);
     const [row] = await t.database.db.select().from(settlements).where(eq(settlements.positionId, second));
     // Paying the same settlement id directly, again, moves nothing either.
-    expect(await payPaperSettlement(t.database.db, { settlementId: row!.id, owner: { accountId: alice.account.accountId, userId: alice.userId }, holdings: row!.holdings, payoutMicros: row!.proceedsMicros })).toBe(false);
+    expect(await payPaperSettlement(t.database.db, { settlementId: row!.id, owner: { accountId: alice.account.accountId, userId: alice.userId }, holdings: row!.holdings, payingTokenIds: [row!.winningBandId!], payoutMicros: row!.proceedsMicros })).toBe(false);
     expect(await (await resolve(lost.id, lostWinner.id)).json()).toMatchObject({ settled: 0, paid: 1, unpaid: 0 });
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral2 + lostProceeds);
   });

@@ -4,7 +4,7 @@
  * retried placement re-posts the same bytes (the CLOB recognises the hash), and our client order id
  * always finds the venue's order.
  */
-import { bigint, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export const polymarketOrders = pgTable(
   'polymarket_orders',
@@ -24,4 +24,36 @@ export const polymarketOrders = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('polymarket_orders_hash_idx').on(t.orderHash)],
+);
+
+/**
+ * A settlement's redemption on chain (server/venues/polymarket/redeemer.ts): written before the batch
+ * is signed, so a crash at any point leaves enough to finish it without paying twice — the block to
+ * search from, the wallet nonce the batch used, the relayer's transaction id once it answered.
+ */
+export const polymarketRedemptions = pgTable(
+  'polymarket_redemptions',
+  {
+    settlementId: text('settlement_id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
+    /** The deposit wallet holding the tokens (lower case). */
+    wallet: text('wallet').notNull(),
+    /** The conditions redeemed and the Yes tokens that pay, decimal uint256. */
+    conditionIds: jsonb('condition_ids').$type<string[]>().notNull(),
+    tokenIds: jsonb('token_ids').$type<string[]>().notNull(),
+    /** The chain's height when the intent was written: a redemption of ours is in a later block. */
+    fromBlock: bigint('from_block', { mode: 'number' }).notNull(),
+    /** pending (nothing sent) · submitted (the relayer has it) · confirmed (txHash) · nothing (the tokens had already left the wallet). */
+    state: text('state', { enum: ['pending', 'submitted', 'confirmed', 'nothing'] }).notNull(),
+    relayerTxId: text('relayer_tx_id'),
+    /** The wallet nonce the last signed batch used (only one batch per nonce can ever execute). */
+    nonce: text('nonce'),
+    txHash: text('tx_hash'),
+    attempts: integer('attempts').notNull().default(0),
+    error: text('error'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('polymarket_redemptions_wallet_idx').on(t.wallet)],
 );

@@ -214,6 +214,10 @@ export const settlements = pgTable(
     paidAt: at('paid_at'),
     /** The redemption transaction on a live venue; null on the paper venue. */
     txHash: text('tx_hash'),
+    /** A payer's lease: while it is in the future, other instances leave this settlement's payment alone. */
+    payingUntil: at('paying_until'),
+    /** Why the last payment attempt did not finish (retried by the next run); null once paid. */
+    payError: text('pay_error'),
   },
   (t) => [
     uniqueIndex('settlements_position_idx').on(t.positionId),

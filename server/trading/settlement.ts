@@ -14,7 +14,7 @@
  * A position with a sale still PENDING is left open for now: the next run (after orders/sync has
  * settled the sale) settles what it then holds.
  */
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands, events, orders, positionBands, positions, settlements, trades } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
@@ -141,9 +141,14 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
   });
 }
 
+/** How long one payer holds a settlement before another instance may take it over (a crashed payer's lease runs out). */
+const PAY_LEASE = sql`interval '2 minutes'`;
+
 /**
  * Step 2: asks the venue to pay every unpaid settlement (of one event, or all), then records the
- * payment. Safe to run any number of times, anywhere: the venue pays each settlement id once.
+ * payment. Safe to run any number of times, anywhere: each settlement is taken under a lease (one
+ * conditional write) so two instances do not pay it at once, and the venue pays each settlement id
+ * once whatever happens (the paper ledger's unique payout row; on chain, redeemer.ts).
  */
 export async function payUnpaidSettlements(services: Services, eventId?: string): Promise<{ paid: number; unpaid: number }> {
   const db = services.database.db;
@@ -153,20 +158,31 @@ export async function payUnpaidSettlements(services: Services, eventId?: string)
   let paid = 0;
   for (const s of due) {
     if (!venue.redeem) continue;
+    const [claimed] = await db
+      .update(settlements)
+      .set({ payingUntil: sql`now() + ${PAY_LEASE}` })
+      .where(and(eq(settlements.id, s.id), isNull(settlements.paidAt), or(isNull(settlements.payingUntil), lt(settlements.payingUntil, sql`now()`))))
+      .returning({ id: settlements.id });
+    if (!claimed) continue; // another payer holds it
+    let payError: string | null = null;
     try {
       const owner = { accountId: s.accountId, userId: s.userId };
       const credentials = () => openCredentials(db, services.credentialCipher, owner);
-      const { txHash } = await venue.redeem({ settlementId: s.id, owner, holdings: s.holdings, payoutMicros: s.proceedsMicros }, credentials);
+      const payingTokenIds = s.outcome === 'voided' ? s.holdings.map((h) => h.tokenId) : s.winningBandId ? [s.winningBandId] : [];
+      const { txHash } = await venue.redeem({ settlementId: s.id, owner, holdings: s.holdings, payingTokenIds, payoutMicros: s.proceedsMicros }, credentials);
       const marked = await db
         .update(settlements)
-        .set({ paidAt: sql`now()`, txHash })
+        .set({ paidAt: sql`now()`, txHash, payingUntil: null, payError: null })
         .where(and(eq(settlements.id, s.id), isNull(settlements.paidAt)))
         .returning({ id: settlements.id });
       if (marked.length) paid++;
     } catch (error) {
       // Left unpaid: the next run retries (the venue's own record keeps it from paying twice).
-      services.logger.warn('settlement payment failed; it will be retried', { settlementId: s.id, error: String((error as Error)?.message ?? error) });
+      payError = String((error as Error)?.message ?? error).slice(0, 500);
+      const pending = (error as Error)?.name === 'RedemptionPending';
+      services.logger[pending ? 'info' : 'warn'](pending ? 'settlement payment in progress; the next run finishes it' : 'settlement payment failed; it will be retried', { settlementId: s.id, error: payError });
     }
+    if (payError !== null) await db.update(settlements).set({ payingUntil: null, payError }).where(eq(settlements.id, s.id));
   }
   return { paid, unpaid: due.length - paid };
 }

@@ -6,19 +6,35 @@ import type { Config } from '../config.ts';
 import { PaperVenue } from './paper.ts';
 import { ClobHttp } from './polymarket/clob-http.ts';
 import { TokenMap } from './polymarket/token-map.ts';
+import { Redeemer, REDEMPTION_CONTRACTS } from './polymarket/redeemer.ts';
+import { RelayerHttp } from './polymarket/relayer-http.ts';
+import { createRedemptionChain } from '../chain/redemption-chain.ts';
 import { PolymarketVenue } from './polymarket/venue.ts';
 import type { Venue } from './venue.ts';
 
 /** The venue named by VENUE. The paper venue centres its books on the bands' seed prices. */
 export function createVenue(config: Config, db: Db, now?: () => number): Venue {
   if (config.venue === 'polymarket') {
-    const { clobUrl, polygonRpcUrl } = config.polymarket;
+    const { clobUrl, polygonRpcUrl, relayerUrl, builder } = config.polymarket;
+    const tokens = new TokenMap(db, now);
+    const client = polygonRpcUrl ? createPolygonClient(polygonRpcUrl, { timeoutMs: config.venueTimeoutMs }) : undefined;
+    const redeemer =
+      client && builder
+        ? new Redeemer({
+            db,
+            tokens,
+            now,
+            chain: createRedemptionChain(client),
+            relayer: new RelayerHttp({ baseUrl: relayerUrl, builder, factory: REDEMPTION_CONTRACTS.walletFactory, timeoutMs: config.venueTimeoutMs, now }),
+          })
+        : undefined;
     return new PolymarketVenue({
       db,
       now,
       http: new ClobHttp({ baseUrl: clobUrl, timeoutMs: config.venueTimeoutMs, now }),
-      tokens: new TokenMap(db, now),
-      positions: polygonRpcUrl ? createPositionReader(createPolygonClient(polygonRpcUrl, { timeoutMs: config.venueTimeoutMs })) : undefined,
+      tokens,
+      positions: client ? createPositionReader(client) : undefined,
+      redeemer,
     });
   }
   return new PaperVenue({

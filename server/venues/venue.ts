@@ -77,6 +77,8 @@ export interface Redemption {
   owner: VenueOwner;
   /** Every band token the position held, winners and losers. */
   holdings: { tokenId: string; sharesMicros: number }[];
+  /** The bands whose shares pay (the winner; every band of a voided event): what a live venue redeems. */
+  payingTokenIds: string[];
   /** Winning shares × $1, in micro-USD. */
   payoutMicros: number;
 }

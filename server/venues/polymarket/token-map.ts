@@ -14,6 +14,8 @@ export interface VenueToken {
   negRisk: boolean;
   /** Which ERC-1155 ledger holds it (Gamma market `version`). */
   version: 'v1' | 'v2';
+  /** The market's condition (0x…, 32 bytes): what a redemption names. Null until synced. */
+  conditionId: string | null;
 }
 
 const TTL_MS = 60_000;
@@ -37,13 +39,14 @@ export class TokenMap {
       // A ladder band is not one token: its payoff needs "above X" minus "above the next X". Until
       // that replication is executed, ladder events are not traded live (their orders are refused).
       if (row.event.structure === 'ladder') continue;
-      const band = row.band as { tokenId?: string | null; version?: string | null; negRisk?: boolean | null };
+      const band = row.band as { tokenId?: string | null; version?: string | null; negRisk?: boolean | null; conditionId?: string | null };
       if (!band.tokenId || !/^\d{1,78}$/.test(band.tokenId)) continue;
       byBand.set(row.bandId, {
         bandId: row.bandId,
         tokenId: band.tokenId,
         negRisk: band.negRisk ?? row.event.negRisk ?? true,
         version: band.version === 'v2' ? 'v2' : 'v1',
+        conditionId: band.conditionId ?? null,
       });
     }
     this.cached = { byBand, expiresAt: this.now() + TTL_MS };

@@ -12,7 +12,8 @@ import { polymarketOrders } from '../../../db/schema.ts';
 import type { PositionReader } from '../../chain/position-reader.ts';
 import { ApiError } from '../../errors.ts';
 import type { VenueRules } from '../../valuation/index.ts';
-import type { MarketableOrder, OrderBook, Venue, VenueCredentials, VenueOrder } from '../venue.ts';
+import type { MarketableOrder, OrderBook, Redemption, Venue, VenueCredentials, VenueOrder } from '../venue.ts';
+import type { Redeemer } from './redeemer.ts';
 import { ClobError, clobMessage, type ClobAuth, type ClobHttp } from './clob-http.ts';
 import { orderHash, signOrder } from './order-signing.ts';
 import type { TokenMap } from './token-map.ts';
@@ -31,6 +32,8 @@ export interface PolymarketVenueOptions {
   now?: () => number;
   /** Order salts: random by default (tests fix them). */
   salt?: () => bigint;
+  /** Redeems settled positions on chain; without it (no POLYGON_RPC_URL or relayer credentials) settlements stay unpaid. */
+  redeemer?: Redeemer;
 }
 
 type OrderRow = typeof polymarketOrders.$inferSelect;
@@ -271,5 +274,10 @@ export class PolymarketVenue implements Venue {
     const mapped = bandIds.map((id) => tokens.get(id)).filter((t) => t !== undefined);
     const balances = await reader.balancesOf(getAddress(wallet), mapped.map((t) => ({ tokenId: t.tokenId, version: t.version })));
     return new Map(bandIds.map((id) => [id, Number(balances.get(tokens.get(id)?.tokenId ?? '') ?? 0n)]));
+  }
+
+  async redeem(redemption: Redemption, credentials: () => Promise<VenueCredentials>): Promise<{ txHash: string | null }> {
+    if (!this.options.redeemer) throw new Error('live redemption needs POLYGON_RPC_URL and the relayer credentials POLYMARKET_BUILDER_API_KEY/SECRET/PASSPHRASE');
+    return this.options.redeemer.redeem(redemption, await credentials());
   }
 }
