@@ -16,6 +16,7 @@ import { createLogger } from './lib/logger.ts';
 import { EXIT, StartAborted } from './lib/startup-error.ts';
 import type { Services } from './services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
+import { startSettlementWorker } from './trading/settlement-worker.ts';
 
 function exitWith(message: string, code: number): never {
   console.error(message);
@@ -64,6 +65,7 @@ function listen(fetch: (request: Request, srv: Bun.Server<undefined>) => Respons
 const server = listen(starting);
 const startup = new AbortController();
 let services: Services | undefined;
+let settlementWorker: { stop(): Promise<void> } | undefined;
 let stopping = false;
 
 async function shutdown(signal: string) {
@@ -81,6 +83,7 @@ async function shutdown(signal: string) {
   // stop(false): close the listener now, resolve once in-flight requests have finished.
   await Promise.race([server.stop(false), deadline]);
   await server.stop(true);
+  await settlementWorker?.stop();
   await closeServices(services);
   logger.info('stopped');
   process.exit(0);
@@ -106,6 +109,7 @@ function describe(error: unknown): string {
 }
 
 const app = createApp(services);
+settlementWorker = startSettlementWorker(services);
 server.reload({
   ...serveOptions(config),
   fetch: (request, srv) => app.handle(request, { clientIp: () => srv.requestIP(request)?.address }),

@@ -186,7 +186,11 @@ describe('a position redeemed on chain', () => {
     // One batch, signed by the service's session key for the user (not the wallet's owner).
     const { signerAddress } = (await api(t, alice, 'GET', '/api/trading/settings')).body;
     expect(redemption).toMatchObject({ state: 'STATE_CONFIRMED', wallet: expect.stringMatching(new RegExp(alice.userId, 'i')), signer: expect.stringMatching(new RegExp(signerAddress, 'i')) });
-    expect(redemption.calls).toEqual([expect.objectContaining({ target: expect.stringMatching(new RegExp(C.negRiskAdapter, 'i')) })]);
+    // One call per band it held, all to the neg-risk adapter: the winner pays, the losers are cleared for nothing.
+    const heldBands = detail.bands.filter((b: any) => b.tokens > 0);
+    expect(redemption.calls).toHaveLength(heldBands.length);
+    expect(redemption.calls.every((c) => c.target.toLowerCase() === C.negRiskAdapter.toLowerCase())).toBe(true);
+    for (const band of heldBands) expect(await tokensOf(alice, band.bandId)).toBe(0);
     expect(settlement).toMatchObject({ positionId, winningBandId: winner, txHash: redemption.hash, proceeds: onChainBefore / 1e6, payoutPerUnit: expect.any(Number) });
     // The chain paid exactly the settlement's proceeds, and took the winning tokens.
     expect((await pUsdOf(alice)) - pUsdBefore).toBe(onChainBefore);

@@ -1,10 +1,11 @@
 /**
- * Resolution and settlement, exactly once (issue #16 items 1 and 2), on the paper venue, over /api
- * and /trpc: an operator resolves an event (POST /api/events/{eventId}/resolution, or the CLI); every
- * open position of it settles at winning shares × $1, with its remaining cost basis released as
- * realised P&L, a SETTLE trade in the history and a row in GET /api/trading/settlements; the paper
- * ledger pays the proceeds and takes the tokens back. Resolving again, two resolutions at once and a
- * payment that failed (or whose record was lost) all pay once.
+ * Resolution and settlement, exactly once (issue #16 items 1 and 2), over /api and /trpc, on the
+ * paper venue and (TEST_VENUE=polymarket) the live adapter, whose redemptions go through the relayer
+ * to the CLOB stand-in's ledger: an operator resolves an event (POST /api/events/{eventId}/resolution,
+ * or the CLI); every open position of it settles at winning shares × $1, with its remaining cost basis
+ * released as realised P&L, a SETTLE trade in the history and a row in GET /api/trading/settlements;
+ * the venue pays the proceeds and takes the tokens back. Resolving again, two resolutions at once and
+ * a payment that failed (or whose record was lost) all pay once.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
@@ -19,7 +20,7 @@ import { upsertEvents } from '../server/events/store.ts';
 import { payPaperSettlement } from '../server/venues/paper-ledger.ts';
 import { createTestApp, DASHBOARD_KEY, trpcClient, type TestApp } from './harness/app.ts';
 import { dashboardHeaders } from './harness/factories.ts';
-import { api, buy, sell, trader, type Trader } from './harness/trading.ts';
+import { api, buy, sell, storeTraderCredentials, trader, type Trader } from './harness/trading.ts';
 import { createTradingApp, ledgerOf, TEST_VENUE } from './harness/trading-venue.ts';
 
 const MICRO = 1_000_000;
@@ -73,8 +74,10 @@ describe('events:sync', () => {
   });
 });
 
-// The live-venue adapter cannot redeem yet (its settlements stay unpaid): this suite is the paper venue's.
-describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
+/** The paper venue pays in its ledger (no transaction); the live venue records the redemption's hash. */
+const TX_HASH = TEST_VENUE === 'paper' ? null : expect.stringMatching(/^0x[0-9a-f]{64}$/);
+
+describe(`settlement on the ${TEST_VENUE} venue`, () => {
   beforeAll(async () => {
     // Every request sees the database's events at once (a resolution shows without waiting for the snapshot to expire).
     t = await createTradingApp({ MARKET_DATA_TTL_MS: '0' });
@@ -139,7 +142,7 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
         proceeds: proceedsMicros / MICRO,
         realizedPnl: (proceedsMicros - was.costMicros) / MICRO,
         paid: true,
-        txHash: null,
+        txHash: TX_HASH,
       });
       expect(s.payoutPerUnit).toBeCloseTo(s.units ? s.proceeds / s.units : 0, 5);
       // The position is settled, holds nothing, and its realised P&L includes the settlement.
@@ -154,7 +157,7 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     expect(listed.summary).toMatchObject({ totalSettlements: 2, unpaid: 0 });
     expect(micros(listed.summary.totalProceeds)).toBe(aliceProceeds);
 
-    // The paper ledger paid exactly the proceeds and holds none of the event's tokens any more.
+    // The venue paid exactly the proceeds and holds none of the event's tokens any more.
     expect(await ledgerOf(t).collateral(alice)).toBe(collateralBefore.alice + aliceProceeds);
     expect(await ledgerOf(t).collateral(bob)).toBe(collateralBefore.bob + (before.bob.shares.get(winner.id) ?? 0));
     const held = await ledgerOf(t).holdings(alice);
@@ -209,7 +212,8 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     const positionId = await openPosition(alice, event.id, 'LONG', 40);
     const before = await holding(alice, positionId);
     const collateral = await ledgerOf(t).collateral(alice);
-    // Carol deletes her venue credentials before the resolution: the paper venue pays her all the same.
+    // Carol deletes her venue credentials before the resolution: the paper venue pays her all the same;
+    // the live venue cannot sign her redemption until she stores them again.
     const carol = await trader(t);
     const carols = await openPosition(carol, event.id, 'LONG', 20);
     const carolBefore = await holding(carol, carols);
@@ -219,9 +223,16 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     const winner = event.bands[0];
     const answers = await Promise.all([0, 1, 2].map(() => operator.events.resolve.mutate({ eventId: event.id, winningBandId: winner.id })));
     expect(answers.reduce((n, a) => n + a.settled, 0)).toBe(2);
-    expect(answers.reduce((n, a) => n + a.paid, 0)).toBe(2);
+    expect(answers.reduce((n, a) => n + a.paid, 0)).toBe(TEST_VENUE === 'paper' ? 2 : 1);
     const proceeds = before.shares.get(winner.id) ?? 0;
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral + proceeds);
+    if (TEST_VENUE !== 'paper') {
+      expect(await ledgerOf(t).collateral(carol)).toBe(carolCollateral);
+      const [waiting] = await t.database.db.select().from(settlements).where(eq(settlements.positionId, carols));
+      expect(waiting).toMatchObject({ paidAt: null, payError: expect.stringContaining('credentials') });
+      await storeTraderCredentials(t, carol);
+      expect(await operator.events.resolve.mutate({ eventId: event.id, winningBandId: winner.id })).toMatchObject({ changed: false, settled: 0, paid: 1, unpaid: 0 });
+    }
     expect(await ledgerOf(t).collateral(carol)).toBe(carolCollateral + (carolBefore.shares.get(winner.id) ?? 0));
     const user = trpcClient(t, alice.headers);
     const listed = await user.settlements.list.query({ positionId });
@@ -271,7 +282,7 @@ describe.skipIf(TEST_VENUE !== 'paper')('settlement on the paper venue', () => {
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral2 + lostProceeds);
     const [row] = await t.database.db.select().from(settlements).where(eq(settlements.positionId, second));
     // Paying the same settlement id directly, again, moves nothing either.
-    expect(await payPaperSettlement(t.database.db, { settlementId: row!.id, owner: { accountId: alice.account.accountId, userId: alice.userId }, holdings: row!.holdings, payingTokenIds: [row!.winningBandId!], payoutMicros: row!.proceedsMicros })).toBe(false);
+    if (TEST_VENUE === 'paper') expect(await payPaperSettlement(t.database.db, { settlementId: row!.id, owner: { accountId: alice.account.accountId, userId: alice.userId }, holdings: row!.holdings, payingTokenIds: [row!.winningBandId!], payoutMicros: row!.proceedsMicros })).toBe(false);
     expect(await (await resolve(lost.id, lostWinner.id)).json()).toMatchObject({ settled: 0, paid: 1, unpaid: 0 });
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral2 + lostProceeds);
   });

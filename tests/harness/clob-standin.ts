@@ -102,6 +102,12 @@ export class ClobStandin {
     return this.holdings.get(wallet)?.get(tokenId) ?? 0;
   }
 
+  /** Redemption (tests/harness/ledger-relayer.ts): takes `tokenId` out of the wallet and credits `payoutMicros` of collateral. */
+  redeem(wallet: string, tokenId: string, sharesMicros: number, payoutMicros: number) {
+    this.move(wallet, tokenId, -sharesMicros);
+    this.collateral.set(wallet, (this.collateral.get(wallet) ?? 0) + payoutMicros);
+  }
+
   private move(wallet: string, tokenId: string, delta: number) {
     const byToken = this.holdings.get(wallet) ?? new Map<string, number>();
     byToken.set(tokenId, (byToken.get(tokenId) ?? 0) + delta);

@@ -2,7 +2,7 @@
  * A venue wrapper that injects faults into order placement and status reads, for the fault tests.
  * The inner (paper) venue stays the source of truth: whatever it filled is what the user holds.
  */
-import type { MarketableOrder, Venue, VenueCredentials, VenueOrder } from '../../server/venues/venue.ts';
+import type { MarketableOrder, Redemption, Venue, VenueCredentials, VenueOrder } from '../../server/venues/venue.ts';
 
 export type Fault =
   /** The request never reaches the venue and no answer comes. */
@@ -28,6 +28,8 @@ export class FaultyVenue implements Venue {
   placements = 0;
   /** While true, order status reads fail (the venue cannot be asked either). */
   statusDown = false;
+  /** While true, paying settlements fails (the inner venue is not asked). */
+  redeemDown = false;
   /** Called after the inner venue placed an order (the crash test kills the process here). */
   afterPlacement?: (n: number) => void;
 
@@ -51,6 +53,11 @@ export class FaultyVenue implements Venue {
   }
   getTokenBalances(c: VenueCredentials, tokenIds: string[], wallet?: string) {
     return this.inner.getTokenBalances(c, tokenIds, wallet);
+  }
+  async redeem(redemption: Redemption, credentials: () => Promise<VenueCredentials>) {
+    if (this.redeemDown) throw new Error('connect ECONNREFUSED (injected)');
+    if (!this.inner.redeem) throw new Error('the inner venue cannot pay settlements');
+    return this.inner.redeem(redemption, credentials);
   }
   cancelOrder(c: VenueCredentials, clientOrderId: string) {
     return this.inner.cancelOrder(c, clientOrderId);

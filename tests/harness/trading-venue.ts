@@ -13,6 +13,10 @@ import { PolymarketVenue } from '../../server/venues/polymarket/venue.ts';
 import type { Venue, VenueCredentials } from '../../server/venues/venue.ts';
 import { createTestApp, TEST_ENV, type TestApp } from './app.ts';
 import { ClobStandin } from './clob-standin.ts';
+import { LedgerRelayer } from './ledger-relayer.ts';
+import { Redeemer, REDEMPTION_CONTRACTS } from '../../server/venues/polymarket/redeemer.ts';
+import { RelayerHttp } from '../../server/venues/polymarket/relayer-http.ts';
+import { keccak256, toHex } from 'viem';
 import { freshDatabase, type TestDatabase } from './databases.ts';
 
 export const TEST_VENUE: 'paper' | 'polymarket' = process.env.TEST_VENUE === 'polymarket' ? 'polymarket' : 'paper';
@@ -43,6 +47,9 @@ export interface VenueLedger {
 const ledgers = new WeakMap<TestApp, VenueLedger>();
 export const ledgerOf = (t: TestApp) => ledgers.get(t)!;
 
+/** A band market's condition id (0x, 32 bytes), stable per band id. */
+export const conditionIdFor = (bandId: string) => keccak256(toHex(`condition/${bandId}`));
+
 /** A 77-digit decimal token id for a band (as Gamma would give), stable per band id. */
 export const tokenIdFor = (bandId: string) => BigInt(`0x${new Bun.CryptoHasher('sha256').update(bandId).digest('hex')}`).toString();
 
@@ -71,7 +78,7 @@ export async function createTradingApp(
   }
 
   const database: TestDatabase = options.database ?? (await freshDatabase());
-  const bands = await database.db.select({ id: eventBands.id, seedPrice: eventBands.seedPrice }).from(eventBands);
+  const bands = await database.db.select({ id: eventBands.id, eventId: eventBands.eventId, bandIndex: eventBands.bandIndex, seedPrice: eventBands.seedPrice }).from(eventBands);
   const reference = new Map(bands.map((b) => [tokenIdFor(b.id), b.seedPrice]));
   // Every band gets a venue token, as `npm run events:sync` would give it; the stand-in quotes one
   // token per band, so every event trades as a bands event there (ladders included).
@@ -79,13 +86,31 @@ export async function createTradingApp(
   for (const band of bands) {
     await database.db
       .update(eventBands)
-      .set({ venue: sql`${eventBands.venue} || ${JSON.stringify({ tokenId: tokenIdFor(band.id), version: 'v1', negRisk: true })}::jsonb` })
+      .set({ venue: sql`${eventBands.venue} || ${JSON.stringify({ tokenId: tokenIdFor(band.id), noTokenId: tokenIdFor(`${band.id}/no`), conditionId: conditionIdFor(band.id), version: 'v1', negRisk: true })}::jsonb` })
       .where(eq(eventBands.id, band.id));
   }
+  const bandByCondition = new Map(bands.map((b) => [conditionIdFor(b.id), b]));
   const standin =
     options.standin ??
     new ClobStandin({ referencePrice: (id) => reference.get(id), startingCollateralMicros: config.paper.startingBalanceMicros, drift: config.paper.drift, now: options.standinNow ?? options.now }).start();
   const tokens = new TokenMap(database.db, options.now);
+  // Redemption on the same ledger: the "chain" reports what the event resolved to, as its oracle would.
+  const chain = new LedgerRelayer({
+    standin,
+    factory: REDEMPTION_CONTRACTS.walletFactory,
+    tokensOf: async (conditionId) => {
+      const band = bandByCondition.get(conditionId as `0x${string}`);
+      return band && { yes: tokenIdFor(band.id), no: tokenIdFor(`${band.id}/no`) };
+    },
+    payouts: async (conditionId) => {
+      const band = bandByCondition.get(conditionId as `0x${string}`);
+      if (!band) return null;
+      const [event] = await database.db.select({ status: events.status, winner: events.resolvedBandIndex }).from(events).where(eq(events.id, band.eventId));
+      if (event?.status === 'voided') return { numerators: [1n, 1n], denominator: 2n };
+      if (event?.status !== 'resolved' || event.winner === null) return null;
+      return { numerators: band.bandIndex === event.winner ? [1n, 0n] : [0n, 1n], denominator: 1n };
+    },
+  }).start();
   const venue = new PolymarketVenue({
     db: database.db,
     now: options.now,
@@ -95,10 +120,20 @@ export async function createTradingApp(
     positions: {
       balancesOf: async (owner: string, refs: { tokenId: string }[]) => new Map(refs.map((r) => [r.tokenId, BigInt(standin.held(owner, r.tokenId))])),
     },
+    redeemer: new Redeemer({
+      db: database.db,
+      tokens,
+      now: options.now,
+      chain,
+      relayer: new RelayerHttp({ baseUrl: chain.url, builder: { apiKey: 'builder', secret: 'c2VjcmV0', passphrase: 'pass' }, factory: REDEMPTION_CONTRACTS.walletFactory, timeoutMs: config.venueTimeoutMs, now: options.now }),
+      waitMs: 2000,
+      pollMs: 10,
+    }),
   });
   const t = await createTestApp({ ...env, VENUE: 'polymarket', POLYMARKET_CLOB_URL: standin.url }, { ...options, database, venue: options.wrap ? options.wrap(venue) : venue });
   const close = t.close;
   t.close = async () => {
+    chain.stop();
     if (!options.standin && !options.keepStandin) standin.stop();
     await close();
     if (!options.database) await database.close();

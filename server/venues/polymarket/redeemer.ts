@@ -89,14 +89,18 @@ export class Redeemer {
       intent = await this.reload(intent.settlementId);
     }
 
-    const unreported = (await this.options.chain.payoutsOf(paying.filter((t) => t.version === 'v1').map((t) => t.conditionId!)))
-      .entries()
-      .find(([, payouts]) => payouts === null);
-    if (unreported) throw new RedemptionPending(`the chain has not reported payouts for condition ${unreported[0]} yet`);
+    // The paying conditions must have been reported on chain; the position's other (losing) bands
+    // whose conditions are reported are redeemed too, for nothing, so no worthless tokens linger.
+    const others = await this.otherTokens(redemption, paying);
+    const payouts = await this.options.chain.payoutsOf([...paying, ...others].filter((t) => t.version === 'v1').map((t) => t.conditionId!));
+    const unreported = paying.find((t) => t.version === 'v1' && !payouts.get(t.conditionId!));
+    if (unreported) throw new RedemptionPending(`the chain has not reported payouts for condition ${unreported.conditionId} yet`);
+    const losers = others.filter((t) => payouts.get(t.conditionId!));
 
-    const balances = await this.options.chain.balancesOf(wallet, paying);
+    const balances = await this.options.chain.balancesOf(wallet, [...paying, ...losers]);
     const held = paying.filter((t) => (balances.get(t.tokenId) ?? 0n) > 0n);
     if (!held.length) return { txHash: await this.alreadyRedeemed(intent, wallet, paying) };
+    held.push(...losers.filter((t) => (balances.get(t.tokenId) ?? 0n) > 0n));
 
     const calls = held.map((t): WalletCall => this.callFor(t, balances.get(t.tokenId)!));
     const sessionKey = privateKeyToAccount(credentials.sessionKey);
@@ -127,6 +131,14 @@ export class Redeemer {
       if (token.version === 'v1' && !token.conditionId) throw new Error(`band ${bandId} has no condition id: run events:sync`);
       return token;
     });
+  }
+
+  /** The position's bands that do not pay (v1 markets with a condition: redeemable for nothing once reported). */
+  private async otherTokens(redemption: Redemption, paying: VenueToken[]) {
+    const byBand = await this.options.tokens.byBand();
+    return redemption.holdings
+      .map((h) => byBand.get(h.tokenId))
+      .filter((t): t is VenueToken => !!t && t.version === 'v1' && !!t.conditionId && !paying.some((p) => p.conditionId === t.conditionId));
   }
 
   private callFor(token: VenueToken, balance: bigint): WalletCall {
