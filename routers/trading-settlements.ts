@@ -25,6 +25,7 @@ const settlement = z.object({
   paid: z.boolean().meta({ description: 'Whether the venue has paid the proceeds (a payment that failed is retried, and never made twice)' }),
   paidAt: isoString().nullable(),
   txHash: z.string().nullable().meta({ description: 'The redemption transaction on a live venue; null on the paper venue' }),
+  unpaidReason: z.string().nullable().meta({ description: 'While unpaid: why the last payment attempt did not finish (it is retried); null once paid' }),
 });
 
 export const tradingSettlementsRouter = router({

@@ -43,6 +43,8 @@ describe('POST /api/keys', () => {
 describe('GET /api/keys', () => {
   test('lists masked keys only, newest first, with status and lastUsed', async () => {
     const a = await json(await createKey('acme-list', 'first'));
+    // Two keys created within the database clock's resolution tie on createdAt (either order is newest first).
+    await Bun.sleep(5);
     const b = await json(await createKey('acme-list', 'second'));
     await t.request('/api/billing', { headers: { 'x-api-key': a.key } });
     const res = await t.request('/api/keys', { headers: dash('acme-list') });

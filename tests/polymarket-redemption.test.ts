@@ -10,7 +10,8 @@
  * resolution pays nothing more. Then the ways it can go wrong, each paying exactly once: a crash
  * between the redemption and its record (reconciled by the next settlement run, which events:sync
  * and the settlement worker perform), an operator resolving before the chain has reported, a relayer
- * slow to confirm, and two positions sharing a wallet's tokens paid by two runs at once.
+ * slow to confirm, two positions sharing a wallet's tokens paid by two runs at once, and a batch the
+ * wallet refuses (a revoked session key), reported and retried.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
@@ -76,12 +77,14 @@ async function reportOnChain(eventId: string, winner: string) {
 }
 
 /** A trading user whose deposit wallet is a DepositWallet contract that approved the adapters and authorised the service's session key. */
+const owners = new Map<string, Address>();
 async function liveTrader(): Promise<Trader> {
   const account = await fundedAccount(t, { usd: 100 });
   const userId = newUserId();
   const wallet = userId as Address;
   const owner = privateKeyToAccount(generatePrivateKey());
   await evm.deploy('DepositWallet', [owner.address, C.walletFactory], wallet);
+  owners.set(userId, owner.address);
   for (const adapter of [C.ctfAdapter, C.negRiskAdapter]) await evm.write({ address: CTF, abi: ctfAbi(), functionName: 'setApprovalForAll', args: [adapter, true], from: wallet });
   const credentials = { apiKey: crypto.randomUUID(), secret: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url'), passphrase: 'pp' };
   clob.register({ ...credentials, wallet });
@@ -132,7 +135,7 @@ beforeAll(async () => {
   // The adapters pay pUSD from their reserve (the real ones unwrap what the CTF pays them).
   for (const adapter of [C.negRiskAdapter, C.ctfAdapter]) await evm.write({ address: C.pUsd, abi: contractAbi('MiniErc20'), functionName: 'mint', args: [adapter, 10n ** 15n] });
   await database.db.update(events).set({ venue: sql`${events.venue} || '{"structure":"bands"}'::jsonb` });
-  for (const eventId of ['openai-ipo', 'anthropic-ipo', 'perplexity-ipo', 'strava-ipo']) await mapEventOnChain(eventId);
+  for (const eventId of ['openai-ipo', 'anthropic-ipo', 'perplexity-ipo', 'strava-ipo', 'kraken-ipo']) await mapEventOnChain(eventId);
 
   const seedPrices = new Map((await database.db.select().from(eventBands)).map((b) => [String((b.venue as { tokenId?: string }).tokenId), b.seedPrice]));
   clob = new ClobStandin({ referencePrice: (id) => seedPrices.get(id), startingCollateralMicros: 10_000_000_000 }).start();
@@ -300,5 +303,33 @@ describe('a position redeemed on chain', () => {
     expect(await tokensOf(dave, winner)).toBe(0);
     const unpaid = await database.db.select().from(settlements).where(sql`${settlements.eventId} = 'strava-ipo' and ${settlements.paidAt} is null`);
     expect(unpaid).toHaveLength(0);
+  });
+
+  test('a redemption the wallet refuses (the session key was revoked) fails on chain, is reported, and pays once when retried after the key is authorised again', async () => {
+    const erin = await liveTrader();
+    const bought = await buy(t, erin, { eventId: 'kraken-ipo', side: 'LONG', amount: 60 });
+    expect(bought.res.status).toBe(200);
+    await settleFillsOnChain(erin, 'kraken-ipo');
+    const winner = await winnerHeldBy(erin, bought.body.positionId);
+    const held = await tokensOf(erin, winner);
+    const pUsdBefore = await pUsdOf(erin);
+    const { signerAddress } = (await api(t, erin, 'GET', '/api/trading/settings')).body;
+    const walletAbi = contractAbi('DepositWallet');
+    await evm.write({ address: erin.userId as Address, abi: walletAbi, functionName: 'revokeSessionSigner', args: [signerAddress], from: owners.get(erin.userId)! });
+    await reportOnChain('kraken-ipo', winner);
+
+    expect(await resolve('kraken-ipo', winner)).toMatchObject({ settled: 1, paid: 0, unpaid: 1 });
+    const [failed] = await settlementsOf(erin, 'kraken-ipo');
+    expect(failed).toMatchObject({ paid: false, txHash: null, unpaidReason: expect.stringContaining('InvalidSignature') });
+    expect(relayer.transactions.at(-1)!.state).toBe('STATE_FAILED');
+    expect(await pUsdOf(erin)).toBe(pUsdBefore);
+
+    await evm.write({ address: erin.userId as Address, abi: walletAbi, functionName: 'authorizeSessionSigner', args: [signerAddress, 2n ** 40n], from: owners.get(erin.userId)! });
+    expect(await settleEvent(t.services, 'kraken-ipo')).toMatchObject({ paid: 1, unpaid: 0 });
+    const [paid] = await settlementsOf(erin, 'kraken-ipo');
+    expect(paid).toMatchObject({ paid: true, txHash: relayer.transactions.at(-1)!.hash, unpaidReason: null });
+    expect((await pUsdOf(erin)) - pUsdBefore).toBe(held);
+    expect(await settleEvent(t.services, 'kraken-ipo')).toMatchObject({ paid: 0, unpaid: 0 });
+    expect((await pUsdOf(erin)) - pUsdBefore).toBe(held);
   });
 });

@@ -33,6 +33,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: .*${hint}`));
   });
 
+  test('the relayer credentials come all three or none; the settlement interval is a whole number of ms', () => {
+    expect(() => loadConfig({ POLYMARKET_BUILDER_API_KEY: 'k' })).toThrow(/POLYMARKET_BUILDER_API_KEY, POLYMARKET_BUILDER_SECRET, POLYMARKET_BUILDER_PASSPHRASE: set all three or none/);
+    const config = loadConfig({ POLYMARKET_BUILDER_API_KEY: 'k', POLYMARKET_BUILDER_SECRET: 'c2VjcmV0', POLYMARKET_BUILDER_PASSPHRASE: 'p' });
+    expect(config.polymarket).toMatchObject({ relayerUrl: 'https://relayer-v2.polymarket.com', builder: { apiKey: 'k', secret: 'c2VjcmV0', passphrase: 'p' } });
+    expect(loadConfig({}).polymarket.builder).toBeUndefined();
+    expect(loadConfig({}).settlementIntervalMs).toBe(60_000);
+    expect(() => loadConfig({ SETTLEMENT_INTERVAL_MS: '-1' })).toThrow(/SETTLEMENT_INTERVAL_MS/);
+  });
+
   test('.env.example lists every variable, and its defaults parse', async () => {
     const example = await Bun.file(new URL('../.env.example', import.meta.url)).text();
     const entries = Object.fromEntries(

@@ -143,6 +143,7 @@ describe(`settlement on the ${TEST_VENUE} venue`, () => {
         realizedPnl: (proceedsMicros - was.costMicros) / MICRO,
         paid: true,
         txHash: TX_HASH,
+        unpaidReason: null,
       });
       expect(s.payoutPerUnit).toBeCloseTo(s.units ? s.proceeds / s.units : 0, 5);
       // The position is settled, holds nothing, and its realised P&L includes the settlement.
@@ -261,7 +262,7 @@ describe(`settlement on the ${TEST_VENUE} venue`, () => {
     }
     expect((await get(alice, `/api/trading/positions/${first}`)).status).toBe('settled');
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral);
-    expect((await get(alice, `/api/trading/settlements?positionId=${first}`)).settlements[0]).toMatchObject({ paid: false, paidAt: null });
+    expect((await get(alice, `/api/trading/settlements?positionId=${first}`)).settlements[0]).toMatchObject({ paid: false, paidAt: null, unpaidReason: 'venue down' });
     expect(await (await resolve(failing.id, winner.id)).json()).toMatchObject({ settled: 0, paid: 1, unpaid: 0 });
     expect(await ledgerOf(t).collateral(alice)).toBe(collateral + proceeds);
 

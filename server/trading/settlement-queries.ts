@@ -57,6 +57,7 @@ export async function listSettlements(db: Db, user: TradingUser, filter: Settlem
       paid: s.paidAt !== null,
       paidAt: s.paidAt?.toISOString() ?? null,
       txHash: s.txHash,
+      unpaidReason: s.paidAt === null ? s.payError : null,
     })),
     summary: {
       totalSettlements: Number(summary!.total),

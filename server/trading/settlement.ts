@@ -178,7 +178,8 @@ export async function payUnpaidSettlements(services: Services, eventId?: string)
       if (marked.length) paid++;
     } catch (error) {
       // Left unpaid: the next run retries (the venue's own record keeps it from paying twice).
-      payError = String((error as Error)?.message ?? error).slice(0, 500);
+      // First line only, addresses of RPC endpoints and the like cut out (an RPC URL can carry an API key): it is shown to the user.
+      payError = String((error as Error)?.message ?? error).split('\n')[0]!.replace(/\b\w+:\/\/\S+/g, '<url>').slice(0, 300);
       const pending = (error as Error)?.name === 'RedemptionPending';
       services.logger[pending ? 'info' : 'warn'](pending ? 'settlement payment in progress; the next run finishes it' : 'settlement payment failed; it will be retried', { settlementId: s.id, error: payError });
     }

@@ -43,7 +43,6 @@ interface Fault {
 }
 
 const MIN_ORDER = 5_000_000;
-const TICK = 10_000;
 
 export class ClobStandin {
   readonly accounts = new Map<string, StandinAccount>();
@@ -61,8 +60,8 @@ export class ClobStandin {
 
   constructor(private options: { referencePrice: (tokenId: string) => number | undefined; startingCollateralMicros: number; drift?: number; now?: () => number }) {
     // The paper venue's book shape (five levels a side around the reference price, depth in dollars),
-    // drift included; at a 0.01 tick everywhere, the only tick our adapter signs at so far.
-    this.books = new PaperVenue({ seed: 7, drift: options.drift ?? 0, now: options.now, tickRule: 'cent', referencePrices: async () => new Map() });
+    // drift included, on Polymarket's tick rule: 0.001 under 0.04 and over 0.96, 0.01 between.
+    this.books = new PaperVenue({ seed: 7, drift: options.drift ?? 0, now: options.now, referencePrices: async () => new Map() });
   }
 
   get url() {
@@ -188,7 +187,7 @@ export class ClobStandin {
       bids: [...book.bids].reverse().map(level),
       asks: [...book.asks].reverse().map(level),
       min_order_size: '5',
-      tick_size: '0.01',
+      tick_size: microsToDecimal(book.tickMicros),
       neg_risk: true,
       last_trade_price: book.lastTradeMicros === null ? '' : microsToDecimal(book.lastTradeMicros),
     };
@@ -239,11 +238,13 @@ export class ClobStandin {
     const shares = Number(side === 'BUY' ? taker : maker);
     const usd = Number(side === 'BUY' ? maker : taker);
     const price = Math.round((usd * 1_000_000) / shares);
-    if (price % TICK !== 0 || price < TICK || price > 1_000_000 - TICK) return this.refuse(`invalid price (${price / 1e6}), min: 0.01 - max: 0.99`);
-    if (shares < MIN_ORDER) return this.refuse(`order is invalid. Size (${shares / 1e6}) lower than the minimum: 5`);
-
     const tokenId = String(order.tokenId);
     const book = this.book(tokenId);
+    // The market's tick at this moment: the price must lie on it, within [tick, 1 − tick].
+    const tick = book.tickMicros;
+    if (price % tick !== 0 || price < tick || price > 1_000_000 - tick) return this.refuse(`invalid price (${price / 1e6}), min: ${tick / 1e6} - max: ${1 - tick / 1e6}`);
+    if (shares < MIN_ORDER) return this.refuse(`order is invalid. Size (${shares / 1e6}) lower than the minimum: 5`);
+
     const levels = side === 'BUY' ? book.asks.filter((l) => l.priceMicros <= price) : book.bids.filter((l) => l.priceMicros >= price);
     let remaining = shares;
     let notional = 0n;

@@ -95,6 +95,16 @@ const MICRO = 1_000_000n;
 const SHARE_STEP = 10_000;
 /** The tick sizes the SDK knows (its ROUNDING_CONFIG); with them shares × price is always whole micros. */
 const TICKS = new Set([100_000, 10_000, 5_000, 2_500, 1_000, 100]);
+
+/**
+ * The tick to sign a limit price at: the coarsest of Polymarket's ticks (0.01, 0.001, 0.0001) the price
+ * lies on. Prices come from the book's own levels, which sit on the market's tick at that moment
+ * (0.001 under 0.04 and over 0.96, 0.01 between), so a whole-cent price is signed at 0.01 and 0.034 at
+ * 0.001; a price on no tick is refused by orderAmounts.
+ */
+export function tickForPrice(priceMicros: number): number {
+  return [10_000, 1_000, 100].find((tick) => priceMicros % tick === 0) ?? 10_000;
+}
 const POLY_1271 = 3;
 
 export function exchangeAddress(negRisk: boolean): Address {

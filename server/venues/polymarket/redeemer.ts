@@ -84,8 +84,8 @@ export class Redeemer {
     if (intent.state === 'confirmed' || intent.state === 'nothing') return { txHash: intent.txHash };
 
     if (intent.relayerTxId) {
-      const confirmed = await this.follow(intent, intent.relayerTxId, 0);
-      if (confirmed) return { txHash: confirmed };
+      const followed = await this.follow(intent, intent.relayerTxId, 0);
+      if ('txHash' in followed) return followed;
       intent = await this.reload(intent.settlementId);
     }
 
@@ -117,9 +117,9 @@ export class Redeemer {
       throw error;
     }
     await this.update(intent.settlementId, { relayerTxId, state: 'submitted' });
-    const confirmed = await this.follow(intent, relayerTxId, this.options.waitMs ?? 20_000);
-    if (confirmed) return { txHash: confirmed };
-    throw new RedemptionPending(`relayer transaction ${relayerTxId} failed; the next run tries again`);
+    const followed = await this.follow(intent, relayerTxId, this.options.waitMs ?? 20_000);
+    if ('txHash' in followed) return followed;
+    throw new Error(`the redemption failed on chain (${followed.failed}); the next run tries again`);
   }
 
   /** The venue tokens of the bands that pay, with their conditions. */
@@ -186,20 +186,21 @@ export class Redeemer {
   }
 
   /**
-   * Polls a relayer transaction for up to `waitMs`: its hash once confirmed (recorded), null when it
+   * Polls a relayer transaction for up to `waitMs`: its hash once confirmed (recorded), or why it
    * failed (the id is cleared so the next attempt starts over). Still in flight → RedemptionPending.
    */
-  private async follow(intent: Intent, relayerTxId: string, waitMs: number): Promise<string | null> {
+  private async follow(intent: Intent, relayerTxId: string, waitMs: number): Promise<{ txHash: string } | { failed: string }> {
     const until = this.now() + waitMs;
     for (;;) {
       const tx = await this.options.relayer.transaction(relayerTxId);
       if (tx.state === 'STATE_CONFIRMED' && tx.transactionHash) {
         await this.update(intent.settlementId, { state: 'confirmed', txHash: tx.transactionHash, error: null });
-        return tx.transactionHash;
+        return { txHash: tx.transactionHash };
       }
       if (isRelayerFailure(tx.state)) {
-        await this.update(intent.settlementId, { state: 'pending', relayerTxId: null, error: `relayer ${tx.state}: ${tx.error ?? 'no reason given'}`.slice(0, 500) });
-        return null;
+        const failed = `relayer ${tx.state}: ${tx.error || 'no reason given'}`.slice(0, 300);
+        await this.update(intent.settlementId, { state: 'pending', relayerTxId: null, error: failed });
+        return { failed };
       }
       if (this.now() >= until) throw new RedemptionPending(`relayer transaction ${relayerTxId} is ${tx.state}`);
       await Bun.sleep(this.options.pollMs ?? 500);

@@ -15,7 +15,7 @@ import type { VenueRules } from '../../valuation/index.ts';
 import type { MarketableOrder, OrderBook, Redemption, Venue, VenueCredentials, VenueOrder } from '../venue.ts';
 import type { Redeemer } from './redeemer.ts';
 import { ClobError, clobMessage, type ClobAuth, type ClobHttp } from './clob-http.ts';
-import { orderHash, signOrder } from './order-signing.ts';
+import { orderHash, signOrder, tickForPrice } from './order-signing.ts';
 import type { TokenMap } from './token-map.ts';
 import { decimalToMicros, fixed6ToMicros, mapStatus, refusalReason, toOrderBook, type WireBook } from './wire.ts';
 
@@ -147,7 +147,7 @@ export class PolymarketVenue implements Venue {
       side: order.side,
       sharesMicros: order.sharesMicros,
       limitPriceMicros: order.limitPriceMicros,
-      tickMicros: 10_000,
+      tickMicros: tickForPrice(order.limitPriceMicros),
       negRisk,
       maker: wallet,
       signer: wallet,
