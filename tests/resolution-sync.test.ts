@@ -164,26 +164,41 @@ describe.skipIf(TEST_VENUE !== 'paper')('events:sync with Gamma and the chain', 
     expect(await sync('openai-ipo', false)).toMatchObject({ status: 'closed', resolution: { chain: 'not configured', action: 'wait', reason: expect.stringContaining('POLYGON_RPC_URL') } });
   });
 
-  test('the chain confirms it: resolved, positions settled and paid; a second sync pays nothing more', async () => {
+  test('the chain confirms it: resolved and settled; a crash between the payment and its record is reconciled by the next sync, paying once', async () => {
     await reportOnChain(original['openai-ipo'], '$1.0-1.25T');
     const winner = await bandOf('openai-ipo', '$1.0-1.25T');
     const [summary] = (await api(t, alice, 'GET', '/api/trading/positions?eventId=openai-ipo')).body.positions;
     const position = (await api(t, alice, 'GET', `/api/trading/positions/${summary.id}`)).body;
     const held = Math.round(position.bands.find((b: any) => b.bandId === winner.id).tokens * 1e6);
+    expect(held).toBeGreaterThan(0);
     const before = await ledgerOf(t).collateral(alice);
-    const line = await sync('openai-ipo');
-    expect(line).toMatchObject({ status: 'resolved', resolution: { gamma: winner.id, chain: winner.id, action: 'apply' }, settlement: { settled: 1, paid: 1, unpaid: 0 }, problems: [] });
+
+    // The venue pays, then the process dies before the payment is recorded.
+    const venue = t.services.venue as any;
+    const redeem = venue.redeem;
+    venue.redeem = async (...args: unknown[]) => {
+      await redeem.apply(venue, args);
+      throw new Error('crashed before recording the payment');
+    };
+    let line;
+    try {
+      line = await sync('openai-ipo');
+    } finally {
+      venue.redeem = redeem;
+    }
+    expect(line).toMatchObject({ status: 'resolved', resolution: { gamma: winner.id, chain: winner.id, action: 'apply' }, settlement: { settled: 1, paid: 0, unpaid: 1 }, problems: [] });
     expect(await eventView('openai-ipo')).toMatchObject({ status: 'resolved', winningBandId: winner.id });
+    expect(await ledgerOf(t).collateral(alice)).toBe(before + held);
+
+    // The next sync finds the event resolved, asks the venue again, and records the payment it had made.
+    expect(await sync('openai-ipo')).toMatchObject({ status: 'resolved', resolution: { action: 'none' }, settlement: { settled: 0, paid: 1, unpaid: 0 } });
     const { settlements } = (await api(t, alice, 'GET', '/api/trading/settlements?eventId=openai-ipo')).body;
     expect(settlements).toHaveLength(1);
-    expect(settlements[0]).toMatchObject({ positionId: position.id, winningBandId: winner.id, proceeds: held / 1e6 });
-    expect(held).toBeGreaterThan(0);
-    const after = await ledgerOf(t).collateral(alice);
-    expect(after - before).toBe(held);
-    // Again: nothing to apply, nothing to settle or pay.
-    expect(await sync('openai-ipo')).toMatchObject({ status: 'resolved', resolution: { action: 'none' }, settlement: { settled: 0, paid: 0, unpaid: 0 } });
-    expect(await ledgerOf(t).collateral(alice)).toBe(after);
-    expect((await api(t, alice, 'GET', '/api/trading/settlements?eventId=openai-ipo')).body.settlements).toHaveLength(1);
+    expect(settlements[0]).toMatchObject({ positionId: position.id, winningBandId: winner.id, proceeds: held / 1e6, paid: true });
+    expect(await ledgerOf(t).collateral(alice)).toBe(before + held);
+    // And again: nothing to apply, settle or pay.
+    expect(await sync('openai-ipo')).toMatchObject({ resolution: { action: 'none' }, settlement: { settled: 0, paid: 0, unpaid: 0 } });
+    expect(await ledgerOf(t).collateral(alice)).toBe(before + held);
   });
 
   test('Gamma and the chain disagree: reported, nothing applied, trading stopped', async () => {

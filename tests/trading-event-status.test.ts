@@ -1,7 +1,7 @@
 /**
  * Trading reads an event's status from the database when it acts (issue #16): the market-data
- * snapshot can be MARKET_DATA_TTL_MS old, and a buy or a sale must not slip in after the event
- * stopped trading or resolved. A position of such an event is not sold: it settles at resolution.
+ * snapshot can be MARKET_DATA_TTL_MS old, and a quote, a buy or a sale must not slip in after the
+ * event stopped trading or resolved. A position of such an event is not sold: it settles at resolution.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
@@ -35,6 +35,10 @@ test('a buy or a sale after the event stopped trading is refused, though the sna
   const again = await buy(t, alice, { eventId: EVENT, side: 'LONG', amount: 50 });
   expect(again.res.status).toBe(422);
   expect(again.body).toMatchObject({ code: 'ORDER_REJECTED', message: expect.stringContaining(`${EVENT} is closed`) });
+  // A quote answers what a buy would: refused as well.
+  const quoted = await api(t, alice, 'POST', '/api/trading/quote', { eventId: EVENT, side: 'LONG', amount: 50 });
+  expect(quoted.res.status).toBe(422);
+  expect(quoted.body).toMatchObject({ code: 'ORDER_REJECTED', message: expect.stringContaining(`${EVENT} is closed`) });
 
   const whileClosed = await sell(t, alice, { positionId, percentage: 100 });
   expect(whileClosed.res.status).toBe(422);

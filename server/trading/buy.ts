@@ -68,12 +68,17 @@ function failureError(position: PositionRow, orders: OrderRow[]): ApiError {
   return new ApiError(reason === 'insufficient-balance' ? 'INSUFFICIENT_BALANCE' : 'ORDER_REJECTED', text);
 }
 
-/** The open event `eventId` names in the current snapshot (404, or 422 when it does not trade). */
+/**
+ * The open event `eventId` names in the current snapshot (404, or 422 when it does not trade). The
+ * snapshot may be up to MARKET_DATA_TTL_MS old, so the event must also be open now, as stored: a quote
+ * or a buy never slips in just after an event stopped trading or resolved.
+ */
 export async function tradableEvent(services: Services, eventId: string) {
   const snapshot = await services.marketData.snapshot();
   const event = snapshot.events.find((e) => e.id === eventId);
   if (!event) throw new ApiError('NOT_FOUND', `eventId: no event ${eventId}; GET /api/trading/events lists them`);
-  if (event.status !== 'open') throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} is ${event.status}; buys are accepted while an event is open`);
+  const status = event.status === 'open' ? await currentEventStatus(services.database.db, event.id) : event.status;
+  if (status !== 'open') throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} is ${status}; buys are accepted while an event is open`);
   return event;
 }
 
@@ -121,9 +126,6 @@ export async function planBuy(x: Execution, event: Awaited<ReturnType<typeof tra
 export async function buy(services: Services, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
   const x = executionOf(services);
   const event = await tradableEvent(services, request.eventId);
-  // The snapshot may be up to MARKET_DATA_TTL_MS old: the event must be open now, as stored.
-  const status = await currentEventStatus(x.db, event.id);
-  if (status !== 'open') throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} is ${status}; buys are accepted while an event is open`);
   const settings = await getSettings(x.db, user);
   const credentials = await openCredentials(x.db, services.credentialCipher, user, settings);
   const { floors, tokenIds, plan } = await planBuy(x, event, settings, request);
