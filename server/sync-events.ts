@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { ConfigError, loadConfig } from './config.ts';
 import { fetchGammaEvent } from './events/gamma-client.ts';
 import { applyEventSync, planEventSync, type EventSyncPlan } from './events/gamma-sync.ts';
-import { listEvents, type EventWithBands } from './events/queries.ts';
+import { findEvent, listEvents, type EventWithBands } from './events/queries.ts';
 import { resolveEventOutcome } from './events/resolution.ts';
 import { chainVerdict, decideResolution, eventOutcome, gammaVerdict, type MarketVerdict } from './events/resolution-sources.ts';
 import { createPolygonClient } from './chain/position-reader.ts';
@@ -65,8 +65,10 @@ export async function syncEvents(services: Services, options: { events?: string[
         lines.push({ event: event.id, problems: [`Gamma has no event ${event.venue.eventSlug}`] });
         continue;
       }
-      const plan = planEventSync(event, gamma);
-      const resolution = await readResolution(event, plan, options.chain);
+      // Read again now: an operator may have resolved the event while earlier events were synced.
+      const current = await findEvent(db, event.id);
+      const plan = planEventSync(current, gamma);
+      const resolution = await readResolution(current, plan, options.chain);
       const { decision } = resolution;
       // An outcome seen but not applied still stops trading: the event is closed until it is settled.
       if ((decision.action === 'wait' || decision.action === 'contradiction') && plan.event.status === 'open') plan.event.status = 'closed';
@@ -74,6 +76,7 @@ export async function syncEvents(services: Services, options: { events?: string[
       let settlement: unknown = undefined;
       if (!options.dryRun) {
         await applyEventSync(db, plan);
+        plan.event.status = (await findEvent(db, event.id)).status;
         if (decision.action === 'apply') {
           const outcome = await resolveEventOutcome(services, event.id, decision.outcome);
           plan.event.status = outcome.status;

@@ -11,7 +11,8 @@
  * between the redemption and its record (reconciled by the next settlement run, which events:sync
  * and the settlement worker perform), an operator resolving before the chain has reported, a relayer
  * slow to confirm, two positions sharing a wallet's tokens paid by two runs at once, and a batch the
- * wallet refuses (a revoked session key), reported and retried.
+ * wallet refuses (a revoked session key), reported and retried, a funding wallet changed to one
+ * without the tokens (never marked paid), and a relayer that forgets a transaction.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
@@ -135,7 +136,7 @@ beforeAll(async () => {
   // The adapters pay pUSD from their reserve (the real ones unwrap what the CTF pays them).
   for (const adapter of [C.negRiskAdapter, C.ctfAdapter]) await evm.write({ address: C.pUsd, abi: contractAbi('MiniErc20'), functionName: 'mint', args: [adapter, 10n ** 15n] });
   await database.db.update(events).set({ venue: sql`${events.venue} || '{"structure":"bands"}'::jsonb` });
-  for (const eventId of ['openai-ipo', 'anthropic-ipo', 'perplexity-ipo', 'strava-ipo', 'kraken-ipo']) await mapEventOnChain(eventId);
+  for (const eventId of ['openai-ipo', 'anthropic-ipo', 'perplexity-ipo', 'strava-ipo', 'kraken-ipo', 'consensys-ipo', 'ledger-ipo']) await mapEventOnChain(eventId);
 
   const seedPrices = new Map((await database.db.select().from(eventBands)).map((b) => [String((b.venue as { tokenId?: string }).tokenId), b.seedPrice]));
   clob = new ClobStandin({ referencePrice: (id) => seedPrices.get(id), startingCollateralMicros: 10_000_000_000 }).start();
@@ -235,7 +236,8 @@ describe('a position redeemed on chain', () => {
     expect(executed.state).toBe('STATE_CONFIRMED');
 
     // The next run (events:sync and the settlement worker run exactly this).
-    expect(await settleEvent(t.services, 'anthropic-ipo')).toMatchObject({ settled: 0, paid: 1, unpaid: 0 });
+    const second = await settleEvent(t.services, 'anthropic-ipo');
+    expect(second).toMatchObject({ settled: 0, paid: 1, unpaid: 0 });
     expect(relayer.submissions).toBe(submissions + 1);
     const [settlement] = await settlementsOf(bob, 'anthropic-ipo');
     expect(settlement.txHash).toBe(executed.hash);
@@ -331,5 +333,50 @@ describe('a position redeemed on chain', () => {
     expect((await pUsdOf(erin)) - pUsdBefore).toBe(held);
     expect(await settleEvent(t.services, 'kraken-ipo')).toMatchObject({ paid: 0, unpaid: 0 });
     expect((await pUsdOf(erin)) - pUsdBefore).toBe(held);
+  });
+
+  test('the funding wallet changed to one without the tokens: unpaid with the reason, never marked paid; set back, it pays once', async () => {
+    const fay = await liveTrader();
+    const bought = await buy(t, fay, { eventId: 'consensys-ipo', side: 'LONG', amount: 60 });
+    expect(bought.res.status).toBe(200);
+    await settleFillsOnChain(fay, 'consensys-ipo');
+    const winner = await winnerHeldBy(fay, bought.body.positionId);
+    const held = await tokensOf(fay, winner);
+    const pUsdBefore = await pUsdOf(fay);
+    const elsewhere = newUserId();
+    expect((await api(t, fay, 'PUT', '/api/trading/settings', { walletAddress: elsewhere })).res.status).toBe(200);
+    await reportOnChain('consensys-ipo', winner);
+
+    expect(await resolve('consensys-ipo', winner)).toMatchObject({ settled: 1, paid: 0, unpaid: 1 });
+    const [unpaid] = await settlementsOf(fay, 'consensys-ipo');
+    expect(unpaid).toMatchObject({ paid: false, unpaidReason: expect.stringContaining(`not in wallet ${elsewhere}`) });
+    expect(await settleEvent(t.services, 'consensys-ipo')).toMatchObject({ paid: 0, unpaid: 1 });
+
+    expect((await api(t, fay, 'PUT', '/api/trading/settings', { walletAddress: fay.userId })).res.status).toBe(200);
+    expect(await settleEvent(t.services, 'consensys-ipo')).toMatchObject({ paid: 1, unpaid: 0 });
+    expect((await pUsdOf(fay)) - pUsdBefore).toBe(held);
+    expect((await settlementsOf(fay, 'consensys-ipo'))[0]).toMatchObject({ paid: true, txHash: relayer.transactions.at(-1)!.hash });
+  });
+
+  test('the relayer forgets a transaction it never executed: the next run falls back to the chain and redeems once', async () => {
+    const gus = await liveTrader();
+    const bought = await buy(t, gus, { eventId: 'ledger-ipo', side: 'SHORT', amount: 60 });
+    expect(bought.res.status).toBe(200);
+    await settleFillsOnChain(gus, 'ledger-ipo');
+    const winner = await winnerHeldBy(gus, bought.body.positionId);
+    const held = await tokensOf(gus, winner);
+    const pUsdBefore = await pUsdOf(gus);
+    await reportOnChain('ledger-ipo', winner);
+
+    relayer.hold();
+    expect(await resolve('ledger-ipo', winner)).toMatchObject({ settled: 1, paid: 0, unpaid: 1 });
+    relayer.forgetHeld();
+    await relayer.release();
+    const submissions = relayer.submissions;
+    expect(await settleEvent(t.services, 'ledger-ipo')).toMatchObject({ paid: 1, unpaid: 0 });
+    expect(relayer.submissions).toBe(submissions + 1);
+    expect((await pUsdOf(gus)) - pUsdBefore).toBe(held);
+    expect(await settleEvent(t.services, 'ledger-ipo')).toMatchObject({ paid: 0, unpaid: 0 });
+    expect((await pUsdOf(gus)) - pUsdBefore).toBe(held);
   });
 });

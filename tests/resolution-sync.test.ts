@@ -13,7 +13,8 @@ import { POSITION_CONTRACTS } from '../server/chain/position-reader.ts';
 import { createResolutionReader } from '../server/chain/resolution-reader.ts';
 import { findEvent } from '../server/events/queries.ts';
 import { chainVerdict, decideResolution, eventOutcome, gammaVerdict, type MarketVerdict } from '../server/events/resolution-sources.ts';
-import { gammaMarketSchema } from '../server/events/gamma-client.ts';
+import { gammaEventSchema, gammaMarketSchema } from '../server/events/gamma-client.ts';
+import { applyEventSync, planEventSync } from '../server/events/gamma-sync.ts';
 import { syncEvents } from '../server/sync-events.ts';
 import type { TestApp } from './harness/app.ts';
 import { contractAbi, startEvm, type InProcessEvm } from './harness/in-process-evm.ts';
@@ -216,6 +217,11 @@ describe.skipIf(TEST_VENUE !== 'paper')('events:sync with Gamma and the chain', 
     const line = await sync('openai-ipo');
     expect(line).toMatchObject({ status: 'resolved', resolution: { action: 'contradiction' } });
     expect((await findEvent(t.database.db, 'openai-ipo')).resolvedBandIndex).toBe((await bandOf('openai-ipo', '$1.0-1.25T')).bandIndex);
+    // A sync that read the event before it was resolved (an operator resolved it meanwhile) writes its
+    // mapping but never its stale status over the resolution.
+    const stale = { ...(await findEvent(t.database.db, 'openai-ipo')), status: 'open' as const, resolvedBandIndex: null };
+    await applyEventSync(t.database.db, planEventSync(stale, gammaEventSchema.parse(original['openai-ipo'])));
+    expect(await findEvent(t.database.db, 'openai-ipo')).toMatchObject({ status: 'resolved', resolvedBandIndex: (await bandOf('openai-ipo', '$1.0-1.25T')).bandIndex });
   });
 });
 

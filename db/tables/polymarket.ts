@@ -44,8 +44,8 @@ export const polymarketRedemptions = pgTable(
     tokenIds: jsonb('token_ids').$type<string[]>().notNull(),
     /** The chain's height when the intent was written: a redemption of ours is in a later block. */
     fromBlock: bigint('from_block', { mode: 'number' }).notNull(),
-    /** pending (nothing sent) · submitted (the relayer has it) · confirmed (txHash) · nothing (the tokens had already left the wallet). */
-    state: text('state', { enum: ['pending', 'submitted', 'confirmed', 'nothing'] }).notNull(),
+    /** pending (nothing in flight) · submitted (the relayer has it) · confirmed (txHash). */
+    state: text('state', { enum: ['pending', 'submitted', 'confirmed'] }).notNull(),
     relayerTxId: text('relayer_tx_id'),
     /** The wallet nonce the last signed batch used (only one batch per nonce can ever execute). */
     nonce: text('nonce'),

@@ -19,6 +19,9 @@ export interface RedemptionChain {
   lastTransferOut(wallet: Address, tokens: TokenRef[], fromBlock: bigint): Promise<string | null>;
 }
 
+/** One log query's block range, and how many a search may make (≈ 5 days of Polygon blocks). */
+const LOG_RANGE = 2_000n;
+const MAX_LOG_RANGES = 100;
 const WALLET = parseAbi(['function nonce() view returns (uint256)']);
 const TRANSFER_SINGLE = parseAbiItem('event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)');
 const TRANSFER_BATCH = parseAbiItem('event TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values)');
@@ -35,31 +38,44 @@ export function createRedemptionChain(client: PublicClient, options: { contracts
       throw new ChainUnavailable(`Polygon RPC failed: ${String((error as Error).message).split('\n')[0]}`, { cause: error });
     }
   };
+  /** The latest transfer of `tokens` out of `wallet` within [from, to], on either ledger. */
+  async function lastTransferIn(wallet: Address, tokens: TokenRef[], fromBlock: bigint, toBlock: bigint): Promise<string | null> {
+    let latest: { block: bigint; index: number; hash: string } | null = null;
+    for (const version of ['v1', 'v2'] as const) {
+      const ids = new Set(tokens.filter((t) => t.version === version).map((t) => BigInt(t.tokenId)));
+      if (!ids.size) continue;
+      const [singles, batches] = await guard(
+        Promise.all([
+          client.getLogs({ address: contracts[version], event: TRANSFER_SINGLE, args: { from: wallet }, fromBlock, toBlock }),
+          client.getLogs({ address: contracts[version], event: TRANSFER_BATCH, args: { from: wallet }, fromBlock, toBlock }),
+        ]),
+      );
+      const moved = [...singles.filter((l) => ids.has(l.args.id!)), ...batches.filter((l) => l.args.ids!.some((id) => ids.has(id)))];
+      for (const log of moved) {
+        if (!latest || log.blockNumber! > latest.block || (log.blockNumber === latest.block && log.logIndex! > latest.index)) {
+          latest = { block: log.blockNumber!, index: log.logIndex!, hash: log.transactionHash! };
+        }
+      }
+    }
+    return latest?.hash ?? null;
+  }
   return {
     chainId: () => guard(client.getChainId()),
-    blockNumber: () => guard(client.getBlockNumber()),
+    blockNumber: () => guard(client.getBlockNumber({ cacheTime: 0 })),
     walletNonce: (wallet) => guard(client.readContract({ address: wallet, abi: WALLET, functionName: 'nonce' })),
     payoutsOf: (conditionIds) => resolutions.payoutsOf(conditionIds),
     balancesOf: (owner, tokens) => positions.balancesOf(owner, tokens),
     async lastTransferOut(wallet, tokens, fromBlock) {
-      let latest: { block: bigint; index: number; hash: string } | null = null;
-      for (const version of ['v1', 'v2'] as const) {
-        const ids = new Set(tokens.filter((t) => t.version === version).map((t) => BigInt(t.tokenId)));
-        if (!ids.size) continue;
-        const [singles, batches] = await guard(
-          Promise.all([
-            client.getLogs({ address: contracts[version], event: TRANSFER_SINGLE, args: { from: wallet }, fromBlock, toBlock: 'latest' }),
-            client.getLogs({ address: contracts[version], event: TRANSFER_BATCH, args: { from: wallet }, fromBlock, toBlock: 'latest' }),
-          ]),
-        );
-        const moved = [...singles.filter((l) => ids.has(l.args.id!)), ...batches.filter((l) => l.args.ids!.some((id) => ids.has(id)))];
-        for (const log of moved) {
-          if (!latest || log.blockNumber! > latest.block || (log.blockNumber === latest.block && log.logIndex! > latest.index)) {
-            latest = { block: log.blockNumber!, index: log.logIndex!, hash: log.transactionHash! };
-          }
-        }
+      // Backwards from the newest block in bounded ranges (RPC providers cap a log query's range):
+      // the redemption we look for is usually recent, and the search stops at the first match.
+      const latest = await guard(client.getBlockNumber({ cacheTime: 0 }));
+      for (let to = latest, ranges = 0; to >= fromBlock && ranges < MAX_LOG_RANGES; ranges++) {
+        const from = to - LOG_RANGE + 1n > fromBlock ? to - LOG_RANGE + 1n : fromBlock;
+        const hash = await lastTransferIn(wallet, tokens, from, to);
+        if (hash) return hash;
+        to = from - 1n;
       }
-      return latest?.hash ?? null;
+      return null;
     },
   };
 }

@@ -125,12 +125,24 @@ export function planEventSync(event: EventWithBands, gamma: GammaEvent, now = ne
   };
 }
 
-/** Writes a plan in one transaction. Band ids and everything the plan does not name stay as they are. */
+/**
+ * Writes a plan in one transaction. Band ids and everything the plan does not name stay as they are,
+ * and a resolution or void is never undone: the event row is locked and a `resolved`/`voided` status
+ * stays whatever the plan says (an operator may have resolved the event while this sync was reading
+ * Gamma; only an operator changes an outcome).
+ */
 export async function applyEventSync(db: Db, plan: EventSyncPlan) {
   await db.transaction(async (tx) => {
+    await tx.select({ id: events.id }).from(events).where(eq(events.id, plan.eventId)).for('update');
     await tx
       .update(events)
-      .set({ venue: plan.event.venue, status: plan.event.status, endDate: plan.event.endDate, volumeUsd: plan.event.volumeUsd, updatedAt: sql`now()` })
+      .set({
+        venue: plan.event.venue,
+        status: sql`case when ${events.status} in ('resolved', 'voided') then ${events.status} else ${plan.event.status} end`,
+        endDate: plan.event.endDate,
+        volumeUsd: plan.event.volumeUsd,
+        updatedAt: sql`now()`,
+      })
       .where(eq(events.id, plan.eventId));
     for (const band of plan.bands) {
       await tx

@@ -33,9 +33,14 @@ export async function runSettlementPass(services: Services) {
   let settled = 0;
   let paid = 0;
   for (const eventId of await unfinishedEvents(services)) {
-    const run = await settleEvent(services, eventId);
-    settled += run.settled;
-    paid += run.paid;
+    try {
+      const run = await settleEvent(services, eventId);
+      settled += run.settled;
+      paid += run.paid;
+    } catch (error) {
+      // One event's trouble (a database error in its settlement) must not stop the others'.
+      services.logger.warn('settling an event failed; the next pass retries it', { eventId, error: String((error as Error)?.message ?? error) });
+    }
   }
   return { settled, paid };
 }

@@ -141,8 +141,12 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
   });
 }
 
-/** How long one payer holds a settlement before another instance may take it over (a crashed payer's lease runs out). */
-const PAY_LEASE = sql`interval '2 minutes'`;
+/**
+ * How long one payer holds a settlement before another instance may take it over (a crashed payer's
+ * lease runs out): longer than one payment can take — a handful of venue calls, each up to
+ * VENUE_TIMEOUT_MS, and the redeemer's wait for the relayer — and at least two minutes.
+ */
+const payLeaseMs = (services: Services) => Math.max(120_000, services.config.venueTimeoutMs * 8 + 30_000);
 
 /**
  * Step 2: asks the venue to pay every unpaid settlement (of one event, or all), then records the
@@ -158,18 +162,22 @@ export async function payUnpaidSettlements(services: Services, eventId?: string)
   let paid = 0;
   for (const s of due) {
     if (!venue.redeem) continue;
+    // The lease's expiry doubles as its owner's token: only the payer that wrote it may clear it.
     const [claimed] = await db
       .update(settlements)
-      .set({ payingUntil: sql`now() + ${PAY_LEASE}` })
+      // Truncated to milliseconds, so the value read back into JavaScript compares equal to the stored one.
+      .set({ payingUntil: sql`date_trunc('milliseconds', now() + make_interval(secs => ${payLeaseMs(services) / 1000}))` })
       .where(and(eq(settlements.id, s.id), isNull(settlements.paidAt), or(isNull(settlements.payingUntil), lt(settlements.payingUntil, sql`now()`))))
-      .returning({ id: settlements.id });
+      .returning({ lease: settlements.payingUntil });
     if (!claimed) continue; // another payer holds it
+    const ours = and(eq(settlements.id, s.id), eq(settlements.payingUntil, claimed.lease!));
     let payError: string | null = null;
     try {
       const owner = { accountId: s.accountId, userId: s.userId };
       const credentials = () => openCredentials(db, services.credentialCipher, owner);
       const payingTokenIds = s.outcome === 'voided' ? s.holdings.map((h) => h.tokenId) : s.winningBandId ? [s.winningBandId] : [];
       const { txHash } = await venue.redeem({ settlementId: s.id, owner, holdings: s.holdings, payingTokenIds, payoutMicros: s.proceedsMicros }, credentials);
+      // Recorded whoever holds the lease now (the venue paid this id once, whoever asked); never twice.
       const marked = await db
         .update(settlements)
         .set({ paidAt: sql`now()`, txHash, payingUntil: null, payError: null })
@@ -183,7 +191,7 @@ export async function payUnpaidSettlements(services: Services, eventId?: string)
       const pending = (error as Error)?.name === 'RedemptionPending';
       services.logger[pending ? 'info' : 'warn'](pending ? 'settlement payment in progress; the next run finishes it' : 'settlement payment failed; it will be retried', { settlementId: s.id, error: payError });
     }
-    if (payError !== null) await db.update(settlements).set({ payingUntil: null, payError }).where(eq(settlements.id, s.id));
+    if (payError !== null) await db.update(settlements).set({ payingUntil: null, payError }).where(and(ours, isNull(settlements.paidAt)));
   }
   return { paid, unpaid: due.length - paid };
 }

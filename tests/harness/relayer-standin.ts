@@ -17,7 +17,7 @@
  * With `builder` credentials, POST /submit needs valid Builder HMAC headers (POLY_BUILDER_API_KEY,
  * _TIMESTAMP, _PASSPHRASE, _SIGNATURE = base64url(HMAC-SHA256(base64(secret), ts+method+path+body))),
  * else 401 {error}; GETs are accepted without them (as the public client reads them) but are checked when
- * they carry them. Fault injection: hold()/release(), loseNextResponse().
+ * they carry them. Fault injection: hold()/release(), forgetHeld(), loseNextResponse().
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { decodeErrorResult, encodeFunctionData, isAddress, isHex, isAddressEqual, parseAbi, type Address, type Hex } from 'viem';
@@ -94,6 +94,16 @@ export class RelayerStandin {
     this.held = undefined;
     for (const t of held) this.enqueue(t);
     return this.settled();
+  }
+
+  /**
+   * The relayer loses track of every transaction it holds (GET answers 404): they never execute.
+   * What a relayer restart without persistence would look like to a client.
+   */
+  forgetHeld() {
+    const held = new Set(this.held ?? []);
+    this.held = [];
+    this.records = this.records.filter((r) => !held.has(r));
   }
 
   /** The next accepted /submit executes its transaction (awaited) but answers 503: a response lost in a crash. */

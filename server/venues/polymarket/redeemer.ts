@@ -12,13 +12,18 @@
  * batch can only redeem nothing; the wallet's nonce lets one batch per nonce execute; and our record
  * (polymarket_redemptions) is written before anything is signed:
  *   1. the intent, with the block height, so a later run can search the chain from there;
- *   2. the relayer's transaction id as soon as it answers; polled until STATE_CONFIRMED gives the hash;
- *   3. with no id recorded (a crash between submission and record, or a failed attempt), the tokens'
+ *   2. the relayer's transaction id as soon as it answers; polled until STATE_CONFIRMED gives the hash.
+ *      A transaction the relayer reports failed, no longer knows, or leaves in flight after the
+ *      wallet's nonce moved past the batch's is given up (its id cleared) and the chain decides;
+ *   3. with no id recorded (a crash between submission and record, a failed attempt), the tokens'
  *      balance decides: still held → sign and submit again (at the wallet's current nonce); gone → the
  *      redemption happened — its hash is a sibling settlement's recorded one (the user's two positions
- *      share the tokens) or the last transfer of those tokens out of the wallet since the intent.
- * A redemption still in flight throws RedemptionPending: the settlement stays unpaid and the next run
- * (events:sync, the settlement worker, a repeated resolution) finishes it.
+ *      share the tokens) or the last transfer of those tokens out of the wallet since the intent;
+ *      found nowhere (the tokens are in another wallet) → unpaid, with the reason, never marked paid.
+ * A first attempt also clears the position's losing bands (for nothing); retries pay only, so a
+ * loser's call can never hold the payout back. A redemption still in flight throws
+ * RedemptionPending: the settlement stays unpaid and the next run (events:sync, the settlement
+ * worker, a repeated resolution) finishes it.
  */
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { encodeFunctionData, getAddress, pad, parseAbi, toHex, zeroHash, type Address, type Hex } from 'viem';
@@ -81,17 +86,23 @@ export class Redeemer {
     const wallet = getAddress(credentials.walletAddress);
     const paying = await this.payingTokens(redemption);
     let intent = await this.intent(redemption, wallet, paying);
-    if (intent.state === 'confirmed' || intent.state === 'nothing') return { txHash: intent.txHash };
+    if (intent.state === 'confirmed') return { txHash: intent.txHash };
 
     if (intent.relayerTxId) {
       const followed = await this.follow(intent, intent.relayerTxId, 0);
       if ('txHash' in followed) return followed;
       intent = await this.reload(intent.settlementId);
     }
+    if (intent.wallet !== wallet.toLowerCase()) {
+      // The user changed their funding wallet before anything was sent: redeem where the tokens are now.
+      await this.update(intent.settlementId, { wallet: wallet.toLowerCase() });
+      intent = await this.reload(intent.settlementId);
+    }
 
-    // The paying conditions must have been reported on chain; the position's other (losing) bands
-    // whose conditions are reported are redeemed too, for nothing, so no worthless tokens linger.
-    const others = await this.otherTokens(redemption, paying);
+    // The paying conditions must have been reported on chain. On a first attempt the position's other
+    // (losing) bands whose conditions are reported are redeemed too, for nothing, so no worthless
+    // tokens linger; a retry pays only, so a loser's call can never hold the payout back.
+    const others = intent.attempts === 0 ? await this.otherTokens(redemption, paying) : [];
     const payouts = await this.options.chain.payoutsOf([...paying, ...others].filter((t) => t.version === 'v1').map((t) => t.conditionId!));
     const unreported = paying.find((t) => t.version === 'v1' && !payouts.get(t.conditionId!));
     if (unreported) throw new RedemptionPending(`the chain has not reported payouts for condition ${unreported.conditionId} yet`);
@@ -112,14 +123,14 @@ export class Redeemer {
     try {
       relayerTxId = await this.options.relayer.submit(sessionKey.address, batch, signature, `redeem ${redemption.settlementId}`);
     } catch (error) {
-      await this.update(intent.settlementId, { error: String((error as Error).message).slice(0, 500) });
+      await this.update(intent.settlementId, { error: String((error as Error).message).slice(0, 300) });
       if (error instanceof RelayerError && error.status === 400 && /in-flight|busy|nonce/i.test(error.message)) throw new RedemptionPending(error.message);
       throw error;
     }
     await this.update(intent.settlementId, { relayerTxId, state: 'submitted' });
-    const followed = await this.follow(intent, relayerTxId, this.options.waitMs ?? 20_000);
+    const followed = await this.follow({ ...intent, nonce: nonce.toString() }, relayerTxId, this.options.waitMs ?? 20_000);
     if ('txHash' in followed) return followed;
-    throw new Error(`the redemption failed on chain (${followed.failed}); the next run tries again`);
+    throw new Error(`the redemption failed (${followed.failed}); the next run tries again`);
   }
 
   /** The venue tokens of the bands that pay, with their conditions. */
@@ -186,36 +197,61 @@ export class Redeemer {
   }
 
   /**
-   * Polls a relayer transaction for up to `waitMs`: its hash once confirmed (recorded), or why it
-   * failed (the id is cleared so the next attempt starts over). Still in flight → RedemptionPending.
+   * Polls a relayer transaction for up to `waitMs`: its hash once confirmed (recorded), or why it is
+   * no longer worth waiting for — it failed, the relayer no longer knows it, or the wallet's nonce has
+   * moved past the batch's (it executed or never will) — with the id cleared, so the caller falls
+   * back to the chain: tokens still there are redeemed again, tokens gone are found. Only the payer
+   * that recorded this id clears it (a conditional write). Still in flight → RedemptionPending.
    */
   private async follow(intent: Intent, relayerTxId: string, waitMs: number): Promise<{ txHash: string } | { failed: string }> {
     const until = this.now() + waitMs;
+    const giveUp = async (failed: string) => {
+      await this.options.db
+        .update(polymarketRedemptions)
+        .set({ state: 'pending', relayerTxId: null, error: failed.slice(0, 300), updatedAt: sql`now()` })
+        .where(and(eq(polymarketRedemptions.settlementId, intent.settlementId), eq(polymarketRedemptions.relayerTxId, relayerTxId), ne(polymarketRedemptions.state, 'confirmed')));
+      return { failed };
+    };
     for (;;) {
-      const tx = await this.options.relayer.transaction(relayerTxId);
+      let tx;
+      try {
+        tx = await this.options.relayer.transaction(relayerTxId);
+      } catch (error) {
+        if (error instanceof RelayerError && error.status === 404) return giveUp(`the relayer no longer knows transaction ${relayerTxId}`);
+        throw error;
+      }
       if (tx.state === 'STATE_CONFIRMED' && tx.transactionHash) {
         await this.update(intent.settlementId, { state: 'confirmed', txHash: tx.transactionHash, error: null });
         return { txHash: tx.transactionHash };
       }
-      if (isRelayerFailure(tx.state)) {
-        const failed = `relayer ${tx.state}: ${tx.error || 'no reason given'}`.slice(0, 300);
-        await this.update(intent.settlementId, { state: 'pending', relayerTxId: null, error: failed });
-        return { failed };
+      if (isRelayerFailure(tx.state)) return giveUp(`relayer ${tx.state}: ${tx.error || 'no reason given'}`);
+      if (this.now() >= until) {
+        if (intent.nonce !== null && (await this.options.chain.walletNonce(getAddress(intent.wallet))) > BigInt(intent.nonce)) {
+          return giveUp(`relayer transaction ${relayerTxId} is still ${tx.state}, but the wallet has moved past its nonce`);
+        }
+        throw new RedemptionPending(`relayer transaction ${relayerTxId} is ${tx.state}`);
       }
-      if (this.now() >= until) throw new RedemptionPending(`relayer transaction ${relayerTxId} is ${tx.state}`);
       await Bun.sleep(this.options.pollMs ?? 500);
     }
   }
 
-  /** The paying tokens have left the wallet: find the redemption that took them (ours, a sibling's), or record that there was nothing left. */
-  private async alreadyRedeemed(intent: Intent, wallet: Address, paying: VenueToken[]): Promise<string | null> {
+  /**
+   * The paying tokens have left the wallet: find the redemption that took them — a sibling
+   * settlement's (the user's two positions share tokens) or the last transfer of them out of the
+   * wallet since the intent. Found nowhere, the settlement stays unpaid with the reason: the tokens
+   * are in another wallet (the setting changed) or left before the intent, which needs a person.
+   */
+  private async alreadyRedeemed(intent: Intent, wallet: Address, paying: VenueToken[]): Promise<string> {
     const siblings = await this.options.db
       .select({ txHash: polymarketRedemptions.txHash, tokenIds: polymarketRedemptions.tokenIds })
       .from(polymarketRedemptions)
       .where(and(eq(polymarketRedemptions.wallet, intent.wallet), eq(polymarketRedemptions.state, 'confirmed'), ne(polymarketRedemptions.settlementId, intent.settlementId)));
     const sibling = siblings.find((s) => s.tokenIds.some((id) => paying.some((t) => t.tokenId === id)));
     const txHash = sibling?.txHash ?? (await this.options.chain.lastTransferOut(wallet, paying, BigInt(intent.fromBlock)));
-    await this.update(intent.settlementId, txHash ? { state: 'confirmed', txHash, relayerTxId: null, error: null } : { state: 'nothing', error: 'the paying tokens had left the wallet before any redemption of ours' });
+    if (!txHash) {
+      throw new Error(`the winning tokens are not in wallet ${wallet} and no transfer of them out of it since block ${intent.fromBlock} was found; if they are in another wallet, set walletAddress to it`);
+    }
+    await this.update(intent.settlementId, { state: 'confirmed', txHash, relayerTxId: null, error: null });
     return txHash;
   }
 }
