@@ -120,6 +120,16 @@ const resolve = async (eventId: string, winningBandId: string) => {
 };
 const settlementsOf = async (who: Trader, eventId: string) => (await api(t, who, 'GET', `/api/trading/settlements?eventId=${eventId}`)).body.settlements;
 const bandsOf = async (eventId: string) => (await database.db.select().from(eventBands).where(eq(eventBands.eventId, eventId))).sort((a, b) => a.bandIndex - b.bandIndex);
+/** A $60 position whose fills reached the wallet, a winning band it holds, that band's tokens in the wallet and the wallet's pUSD. */
+async function openOnChain(who: Trader, eventId: string, side: 'LONG' | 'SHORT') {
+  const bought = await buy(t, who, { eventId, side, amount: 60 });
+  expect(bought.res.status).toBe(200);
+  const positionId = bought.body.positionId as string;
+  await settleFillsOnChain(who, eventId);
+  const winner = await winnerHeldBy(who, positionId);
+  return { positionId, winner, held: await tokensOf(who, winner), pUsdBefore: await pUsdOf(who) };
+}
+
 /** A winner that `who`'s position holds shares of (not the "No IPO" band, to vary it from the paper tests). */
 const winnerHeldBy = async (who: Trader, positionId: string) => {
   const detail = (await api(t, who, 'GET', `/api/trading/positions/${positionId}`)).body;
@@ -217,12 +227,7 @@ describe('a position redeemed on chain', () => {
 
   test('a crash between the redemption and its record: the next run finds the redemption on chain and records it, paying nothing more', async () => {
     const bob = await liveTrader();
-    const bought = await buy(t, bob, { eventId: 'anthropic-ipo', side: 'SHORT', amount: 60 });
-    expect(bought.res.status).toBe(200);
-    await settleFillsOnChain(bob, 'anthropic-ipo');
-    const winner = await winnerHeldBy(bob, bought.body.positionId);
-    const held = await tokensOf(bob, winner);
-    const pUsdBefore = await pUsdOf(bob);
+    const { positionId, winner, held, pUsdBefore } = await openOnChain(bob, 'anthropic-ipo', 'SHORT');
     await reportOnChain('anthropic-ipo', winner);
 
     // The relayer executes the batch, but its answer never reaches us.
@@ -230,7 +235,7 @@ describe('a position redeemed on chain', () => {
     const submissions = relayer.submissions;
     expect(await resolve('anthropic-ipo', winner)).toMatchObject({ settled: 1, paid: 0, unpaid: 1 });
     expect((await pUsdOf(bob)) - pUsdBefore).toBe(held);
-    const [row] = await database.db.select().from(settlements).where(eq(settlements.positionId, bought.body.positionId));
+    const [row] = await database.db.select().from(settlements).where(eq(settlements.positionId, positionId));
     expect(row).toMatchObject({ paidAt: null, txHash: null, payError: expect.stringContaining('503') });
     const executed = relayer.transactions.at(-1)!;
     expect(executed.state).toBe('STATE_CONFIRMED');
@@ -247,18 +252,13 @@ describe('a position redeemed on chain', () => {
 
   test('resolved before the chain reports, and a relayer slow to confirm: unpaid until the chain can pay, then paid once without a second submission', async () => {
     const carol = await liveTrader();
-    const bought = await buy(t, carol, { eventId: 'perplexity-ipo', side: 'LONG', amount: 60 });
-    expect(bought.res.status).toBe(200);
-    await settleFillsOnChain(carol, 'perplexity-ipo');
-    const winner = await winnerHeldBy(carol, bought.body.positionId);
-    const held = await tokensOf(carol, winner);
-    const pUsdBefore = await pUsdOf(carol);
+    const { positionId, winner, held, pUsdBefore } = await openOnChain(carol, 'perplexity-ipo', 'LONG');
     const submissions = relayer.submissions;
 
     // An operator resolves first: the position settles, the payment waits for the chain.
     expect(await resolve('perplexity-ipo', winner)).toMatchObject({ settled: 1, paid: 0, unpaid: 1 });
     expect(relayer.submissions).toBe(submissions);
-    const [waiting] = await database.db.select().from(settlements).where(eq(settlements.positionId, bought.body.positionId));
+    const [waiting] = await database.db.select().from(settlements).where(eq(settlements.positionId, positionId));
     expect(waiting!.payError).toContain('has not reported payouts');
 
     // The chain reports; the relayer accepts the batch but does not confirm within the run.
@@ -309,12 +309,7 @@ describe('a position redeemed on chain', () => {
 
   test('a redemption the wallet refuses (the session key was revoked) fails on chain, is reported, and pays once when retried after the key is authorised again', async () => {
     const erin = await liveTrader();
-    const bought = await buy(t, erin, { eventId: 'kraken-ipo', side: 'LONG', amount: 60 });
-    expect(bought.res.status).toBe(200);
-    await settleFillsOnChain(erin, 'kraken-ipo');
-    const winner = await winnerHeldBy(erin, bought.body.positionId);
-    const held = await tokensOf(erin, winner);
-    const pUsdBefore = await pUsdOf(erin);
+    const { positionId, winner, held, pUsdBefore } = await openOnChain(erin, 'kraken-ipo', 'LONG');
     const { signerAddress } = (await api(t, erin, 'GET', '/api/trading/settings')).body;
     const walletAbi = contractAbi('DepositWallet');
     await evm.write({ address: erin.userId as Address, abi: walletAbi, functionName: 'revokeSessionSigner', args: [signerAddress], from: owners.get(erin.userId)! });
@@ -337,12 +332,7 @@ describe('a position redeemed on chain', () => {
 
   test('the funding wallet changed to one without the tokens: unpaid with the reason, never marked paid; set back, it pays once', async () => {
     const fay = await liveTrader();
-    const bought = await buy(t, fay, { eventId: 'consensys-ipo', side: 'LONG', amount: 60 });
-    expect(bought.res.status).toBe(200);
-    await settleFillsOnChain(fay, 'consensys-ipo');
-    const winner = await winnerHeldBy(fay, bought.body.positionId);
-    const held = await tokensOf(fay, winner);
-    const pUsdBefore = await pUsdOf(fay);
+    const { positionId, winner, held, pUsdBefore } = await openOnChain(fay, 'consensys-ipo', 'LONG');
     const elsewhere = newUserId();
     expect((await api(t, fay, 'PUT', '/api/trading/settings', { walletAddress: elsewhere })).res.status).toBe(200);
     await reportOnChain('consensys-ipo', winner);
@@ -360,12 +350,7 @@ describe('a position redeemed on chain', () => {
 
   test('the relayer forgets a transaction it never executed: the next run falls back to the chain and redeems once', async () => {
     const gus = await liveTrader();
-    const bought = await buy(t, gus, { eventId: 'ledger-ipo', side: 'SHORT', amount: 60 });
-    expect(bought.res.status).toBe(200);
-    await settleFillsOnChain(gus, 'ledger-ipo');
-    const winner = await winnerHeldBy(gus, bought.body.positionId);
-    const held = await tokensOf(gus, winner);
-    const pUsdBefore = await pUsdOf(gus);
+    const { positionId, winner, held, pUsdBefore } = await openOnChain(gus, 'ledger-ipo', 'SHORT');
     await reportOnChain('ledger-ipo', winner);
 
     relayer.hold();
