@@ -9,3 +9,6 @@ export * from './tables/paper.ts';
 export * from './tables/trading.ts';
 export * from './tables/positions.ts';
 export * from './tables/polymarket.ts';
+export * from './tables/auth.ts';
+export * from './tables/deposits.ts';
+export * from './tables/metering.ts';

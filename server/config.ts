@@ -122,6 +122,24 @@ const envSchema = z.object({
   POLYMARKET_BUILDER_SECRET: z.string().max(200).optional(),
   POLYMARKET_BUILDER_PASSPHRASE: z.string().max(200).optional(),
   SETTLEMENT_INTERVAL_MS: int(60_000, 0, 86_400_000),
+  PUBLIC_URL: origin.optional(),
+  SIWE_CHAIN_ID: int(137, 1, 2 ** 31 - 1),
+  SESSION_TTL_HOURS: int(168, 1, 24 * 365),
+  DEPOSIT_ADDRESS: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte address')
+    .optional(),
+  DEPOSIT_TOKENS: z
+    .string()
+    .default('0x3c499c542cef5e3811e1192ce70d8cc03d5c3359,0x2791bca1f2de4661ed88a30c99a7a9449aa84174')
+    .transform(csv)
+    .pipe(z.array(z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'each token must be a 0x-prefixed 20-byte address')).min(1)),
+  DEPOSIT_MIN_USD: usdAmount('1', '1'),
+  DEPOSIT_SCAN_INTERVAL_MS: int(15_000, 0, 86_400_000),
+  STRIPE_SECRET_KEY: z.string().max(300).optional(),
+  STRIPE_API_BASE: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.stripe.com'),
+  STRIPE_METER_EVENT_NAME: z.string().min(1).max(100).default('api_usage_micro_usd'),
+  METER_EXPORT_INTERVAL_MS: int(60_000, 0, 86_400_000),
   PAPER_SEED: int(1, 0, 2 ** 31 - 1),
   PAPER_DRIFT: z
     .string()
@@ -186,6 +204,12 @@ export interface Config {
   };
   /** How often the settlement worker finishes deferred and unpaid settlements; 0: never (events:sync and resolutions still do). */
   settlementIntervalMs: number;
+  /** Wallet sign-in (issue #17): the service's own origin (the SIWE domain and URI), the chain id, session lifetime. */
+  auth: { publicUrl: string; chainId: number; sessionTtlMs: number };
+  /** Stablecoin deposits (issue #17); `address` unset: deposits are off. Tokens in lower case. */
+  deposits: { address?: string; tokens: string[]; minMicros: number; scanIntervalMs: number };
+  /** Metered usage export to Stripe (issue #17); `secretKey` unset: no export. */
+  stripe: { secretKey?: string; apiBase: string; meterEventName: string; exportIntervalMs: number };
   paper: { seed: number; drift: number; startingBalanceMicros: number };
   marketDataTtlMs: number;
   /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
@@ -246,6 +270,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       builder: e.POLYMARKET_BUILDER_API_KEY ? { apiKey: e.POLYMARKET_BUILDER_API_KEY, secret: e.POLYMARKET_BUILDER_SECRET!, passphrase: e.POLYMARKET_BUILDER_PASSPHRASE! } : undefined,
     },
     settlementIntervalMs: e.SETTLEMENT_INTERVAL_MS,
+    auth: { publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`, chainId: e.SIWE_CHAIN_ID, sessionTtlMs: e.SESSION_TTL_HOURS * 3_600_000 },
+    deposits: { address: e.DEPOSIT_ADDRESS?.toLowerCase(), tokens: e.DEPOSIT_TOKENS.map((t) => t.toLowerCase()), minMicros: e.DEPOSIT_MIN_USD, scanIntervalMs: e.DEPOSIT_SCAN_INTERVAL_MS },
+    stripe: { secretKey: e.STRIPE_SECRET_KEY, apiBase: e.STRIPE_API_BASE.replace(/\/$/, ''), meterEventName: e.STRIPE_METER_EVENT_NAME, exportIntervalMs: e.METER_EXPORT_INTERVAL_MS },
     paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS,

@@ -20,6 +20,14 @@ export const accounts = pgTable(
     /** Running totals of the usage rows (kept by the same statements that write them), so the billing summary is O(1). */
     usageCount: micros('usage_count').notNull().default(0),
     usageCostMicros: micros('usage_cost_micros').notNull().default(0),
+    /** prepaid: requests are paid from the balance; metered: never refused for balance, usage is exported to Stripe (issue #17). */
+    billingPlan: text('billing_plan', { enum: ['prepaid', 'metered'] }).notNull().default('prepaid'),
+    stripeCustomerId: text('stripe_customer_id'),
+    /** Metered accounts: refused (402) above this spend in a calendar month (UTC); null = no cap. */
+    monthlyCapMicros: micros('monthly_cap_micros'),
+    /** Metered spend of the month named by `meteredMonth` ('2026-11'), kept by the admission statement. */
+    meteredMonth: text('metered_month'),
+    meteredSpentMicros: micros('metered_spent_micros').notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [
@@ -41,6 +49,12 @@ export const apiKeys = pgTable(
     createdAt: createdAt(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    /** Spend cap per `capPeriod` (issue #17); null = none. */
+    spendCapMicros: micros('spend_cap_micros'),
+    capPeriod: text('cap_period', { enum: ['day', 'month'] }),
+    /** The period `capSpentMicros` counts ('2026-11-24' or '2026-11', UTC), kept by the admission statement. */
+    capWindow: text('cap_window'),
+    capSpentMicros: micros('cap_spent_micros').notNull().default(0),
   },
   (t) => [uniqueIndex('api_keys_key_hash_idx').on(t.keyHash), index('api_keys_account_idx').on(t.accountId, t.createdAt)],
 );
@@ -81,7 +95,9 @@ export const usageRecords = pgTable(
     path: text('path').notNull(),
     costMicros: micros('cost_micros').notNull(),
     requestId: text('request_id').notNull(),
+    /** Who pays it: the prepaid balance, or the metered subscription (exported to Stripe, issue #17). */
+    billedTo: text('billed_to', { enum: ['balance', 'meter'] }).notNull().default('balance'),
     createdAt: createdAt(),
   },
-  (t) => [index('usage_records_account_time_idx').on(t.accountId, t.createdAt, t.id)],
+  (t) => [index('usage_records_account_time_idx').on(t.accountId, t.createdAt, t.id), index('usage_records_metered_time_idx').on(t.createdAt).where(sql`${t.billedTo} = 'meter'`)],
 );
