@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { creditAccount, getAccount, setAccountRate } from '../server/accounts/accounts.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
+import { walletsOf } from '../server/auth/siwe.ts';
 import { router } from '../server/trpc/init.ts';
 import { dashboardProcedure } from '../server/trpc/procedures.ts';
 import { iso, isoString, noInput, usdAmount } from './params.ts';
@@ -12,25 +13,27 @@ const accountView = z.object({
   balanceUsd: z.number(),
   costPerRequestUsd: z.number(),
   createdAt: isoString(),
+  wallets: z.array(z.string()).meta({ description: 'Wallets that sign in to this account (EIP-4361)' }),
 });
 
-function toAccountView(account: Awaited<ReturnType<typeof getAccount>>, defaultRateMicros: number) {
+function toAccountView(account: Awaited<ReturnType<typeof getAccount>>, defaultRateMicros: number, wallets: string[]) {
   return {
     accountId: account.id,
     balanceUsd: microsToUsd(account.balanceMicros),
     costPerRequestUsd: microsToUsd(account.costPerRequestMicros ?? defaultRateMicros),
     createdAt: iso(account.createdAt),
+    wallets,
   };
 }
 
 export const accountsRouter = router({
   me: dashboardProcedure
-    .meta({ openapi: { method: 'GET', path: '/accounts/me', tags: TAG, summary: 'Balance and rate of the account named by x-account-id' } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/accounts/me', tags: TAG, summary: 'Balance and rate of the account named by x-account-id' } })
     .input(noInput())
     .output(accountView)
     .query(async ({ ctx }) => {
       const account = await getAccount(ctx.services.database.db, ctx.accountId);
-      return toAccountView(account, ctx.services.config.costPerRequestMicros);
+      return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(ctx.services.database.db, ctx.accountId));
     }),
 
   credit: dashboardProcedure
@@ -67,6 +70,6 @@ export const accountsRouter = router({
         accountId: ctx.accountId,
         costPerRequestMicros: usdToMicros(input.costPerRequestUsd),
       });
-      return toAccountView(account, ctx.services.config.costPerRequestMicros);
+      return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(ctx.services.database.db, ctx.accountId));
     }),
 });

@@ -9,6 +9,7 @@ import { pricingFor, pricingSchema } from './pricing.ts';
 export const billingRouter = router({
   get: apiKeyProcedure
     .meta({
+      session: true,
       openapi: {
         method: 'GET',
         path: '/billing',

@@ -4,6 +4,7 @@
  */
 import { router } from '../server/trpc/init.ts';
 import { accountsRouter } from './accounts.ts';
+import { authRouter } from './auth.ts';
 import { billingRouter } from './billing.ts';
 import { eventsAdminRouter } from './events-admin.ts';
 import { keysRouter } from './keys.ts';
@@ -19,6 +20,7 @@ import { usageRouter } from './usage.ts';
 
 export const appRouter = router({
   pricing: pricingRouter,
+  auth: authRouter,
   billing: billingRouter,
   usage: usageRouter,
   keys: keysRouter,

@@ -17,7 +17,7 @@ const keyRecord = z.object({
 
 export const keysRouter = router({
   list: dashboardProcedure
-    .meta({ openapi: { method: 'GET', path: '/keys', tags: TAG, summary: "The account's API keys, masked" } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/keys', tags: TAG, summary: "The account's API keys, masked" } })
     .input(noInput())
     .output(z.object({ keys: z.array(keyRecord) }))
     .query(async ({ ctx }) => {
@@ -28,6 +28,7 @@ export const keysRouter = router({
   /** The one dashboard route that may name a new account: its first key creates it. */
   create: accountCreatingProcedure
     .meta({
+      session: true,
       openapi: { method: 'POST', path: '/keys', tags: TAG, summary: 'Create an API key; the full key is returned only here' },
       successStatus: 201,
     })
@@ -39,7 +40,7 @@ export const keysRouter = router({
     }),
 
   revoke: dashboardProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/keys/{id}', tags: TAG, summary: 'Revoke an API key (permanent, immediate)', errorResponses: [404] } })
+    .meta({ session: true, openapi: { method: 'DELETE', path: '/keys/{id}', tags: TAG, summary: 'Revoke an API key (permanent, immediate)', errorResponses: [404] } })
     .input(z.strictObject({ id: z.string().min(1).max(64) }))
     .output(z.object({ success: z.literal(true), id: z.string(), status: z.literal('revoked'), revokedAt: isoString() }))
     .mutation(async ({ ctx, input }) => {

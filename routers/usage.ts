@@ -18,6 +18,7 @@ const usageRecord = z.object({
 export const usageRouter = router({
   list: apiKeyProcedure
     .meta({
+      session: true,
       openapi: {
         method: 'GET',
         path: '/usage',

@@ -57,7 +57,8 @@ export function createApp(services: Services) {
   const trpc = createTrpcEndpoint(appRouter);
   const openApiDocument = buildOpenApiDocument(appRouter, rest.table, { maxBodyBytes: config.maxBodyBytes });
   const openApiJson = JSON.stringify(openApiDocument);
-  const cors = createCorsPolicy(config.corsOrigins);
+  // The service's own public origin (PUBLIC_URL) is as trusted as its request URL's: behind a proxy they differ.
+  const cors = createCorsPolicy([...config.corsOrigins, new URL(config.auth.publicUrl).origin]);
 
   const contextFor = (request: Request, scope: RequestScope, transport: RequestContext['transport']) => {
     const { path, search } = scope.target;

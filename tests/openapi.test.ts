@@ -35,7 +35,7 @@ describe('/openapi.json', () => {
       const op = doc.paths[route.template][route.method.toLowerCase()];
       const where = `${route.method} ${route.template}`;
       const schemes = (op.security ?? []).map((s: object) => Object.keys(s)[0]);
-      const expected = { public: [], key: ['ApiKey', 'ApiKeyQuery'], user: ['ApiKey', 'ApiKeyQuery'], dashboard: ['DashboardKey'] }[route.meta.access!];
+      const expected = [...{ public: [], key: ['ApiKey', 'ApiKeyQuery'], user: ['ApiKey', 'ApiKeyQuery'], dashboard: ['DashboardKey'], session: ['Session'] }[route.meta.access!], ...(route.meta.session && route.meta.access !== 'session' ? ['Session'] : [])];
       expect(`${where}: ${schemes}`).toBe(`${where}: ${expected}`);
       const headerParams = op.parameters.filter((p: any) => p.in === 'header').map((p: any) => p.name);
       expect(headerParams).toContain('x-request-id');

@@ -11,16 +11,22 @@ import { createCallerFactory } from '../server/trpc/init.ts';
 import { createTestApp, DASHBOARD_KEY, type TestApp } from './harness/app.ts';
 import { fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';
 import { publicError, restRequest, trpcRequest } from './harness/routes.ts';
+import { signIn, type SignedIn } from './harness/sign-in.ts';
 
 let t: TestApp;
 let live: FundedAccount;
 let revoked: FundedAccount;
+let customer: SignedIn;
+let signedOut: SignedIn;
 
 beforeAll(async () => {
   t = await createTestApp();
   live = await fundedAccount(t);
   revoked = await fundedAccount(t);
   await revokeApiKey(t.database.db, { accountId: revoked.accountId, keyId: revoked.apiKeyId });
+  customer = await signIn(t);
+  signedOut = await signIn(t);
+  expect((await t.request('/api/auth/logout', { method: 'POST', headers: signedOut.headers })).status).toBe(200);
 });
 afterAll(() => t.close());
 
@@ -115,7 +121,8 @@ describe('every route', () => {
 
       test('a NUL character anywhere in the input is a 400 naming the parameter, never a 500', async () => {
         for (const route of t.app.routes) {
-          const headers = { 'x-api-key': route.meta.access === 'dashboard' ? DASHBOARD_KEY : live.apiKey, 'x-user-id': newUserId(), 'x-account-id': live.accountId };
+          const headers: Record<string, string> =
+            route.meta.access === 'session' ? (await signIn(t)).headers : { 'x-api-key': route.meta.access === 'dashboard' ? DASHBOARD_KEY : live.apiKey, 'x-user-id': newUserId(), 'x-account-id': live.accountId };
           const res = await t.app.handle(withNulNote(route, headers));
           expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 400`);
           const body = await publicError(res, transport.name);
@@ -145,6 +152,37 @@ describe('every route', () => {
           const body = await publicError(res, transport.name);
           expectShape(body, 401, 'UNAUTHORIZED');
           expect(body.message).toContain('x-api-key header');
+        }
+      });
+
+      const changes = (route: Route) => !['GET', 'DELETE'].includes(route.method) || route.method === 'DELETE';
+
+      test('routes that take a session: the cookie alone authenticates, unbilled; a signed-out one is 401; a change without a trusted Origin is 403', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.session)) {
+          const customer = await signIn(t); // a fresh session per route: one of them is logout
+          const ok = await t.app.handle(transport.build(route, customer.headers));
+          expect(`${route.procedurePath} → ${[401, 403].includes(ok.status) ? ok.status : 'admitted'}`).toBe(`${route.procedurePath} → admitted`);
+          expect(ok.headers.get('x-request-cost-usd') ?? '0').toBe('0');
+          const out = await t.app.handle(transport.build(route, signedOut.headers));
+          expect(`${route.procedurePath} → ${out.status}`).toBe(`${route.procedurePath} → 401`);
+          expectShape(await publicError(out, transport.name), 401, 'UNAUTHORIZED');
+          if (!changes(route)) continue;
+          const other = await signIn(t);
+          for (const origin of [undefined, 'https://evil.example']) {
+            const headers: Record<string, string> = { cookie: other.cookie };
+            if (origin) headers.origin = origin;
+            const res = await t.app.handle(transport.build(route, headers));
+            expect(`${route.procedurePath} ${origin} → ${res.status}`).toBe(`${route.procedurePath} ${origin} → 403`);
+            // A foreign Origin is refused by the CORS layer before any transport (our REST shape on both).
+            expectShape(origin ? await res.json() : await publicError(res, transport.name), 403, 'FORBIDDEN_ORIGIN');
+          }
+        }
+      });
+
+      test('a session opens nothing else: routes without it answer 401 to a cookie alone', async () => {
+        for (const route of t.app.routes.filter((r) => r.meta.access !== 'public' && !r.meta.session)) {
+          const res = await t.app.handle(transport.build(route, { ...customer.headers, 'x-user-id': newUserId(), 'x-account-id': customer.accountId }));
+          expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 401`);
         }
       });
 

@@ -23,6 +23,7 @@ const TAGS = [
   { name: 'Account and billing', description: 'Pricing, billing summary and usage records of the calling account.' },
   { name: 'API keys (dashboard)', description: 'Key management with a server-configured dashboard key and x-account-id.' },
   { name: 'Accounts (dashboard)', description: 'Funding and per-account rates, with a dashboard key and x-account-id.' },
+  { name: 'Sign-in', description: 'Sign in with a wallet (EIP-4361): a session cookie that acts for the wallet\'s own account on the account routes, unbilled.' },
 ];
 
 const DESCRIPTION = (maxBodyBytes: number) => `Pre-IPO trading, market data and private-company data.
@@ -31,7 +32,10 @@ Authentication: send your API key in the \`x-api-key\` header (or the \`apiKey\`
 Trading routes also need \`x-user-id\`. Key-management routes need a dashboard key (in the
 \`x-api-key\` header only, never in the query) and \`x-account-id\` naming an existing account:
 creating an account's first key (\`POST /keys\`) creates it; every other dashboard route answers 404
-for an account that does not exist. A client IP that presents more than a few invalid keys gets
+for an account that does not exist. A customer may instead sign in with their wallet (\`GET /auth/nonce\`,
+\`POST /auth/verify\`): the session cookie then works, without a key, on the routes that list the
+\`Session\` scheme, for the wallet's own account, unbilled; a request that changes something with a
+session must carry an \`Origin\` of this service or of CORS_ORIGINS (403 FORBIDDEN_ORIGIN). A client IP that presents more than a few invalid keys gets
 429 RATE_LIMITED (with \`Retry-After\`) before its keys are looked up.
 
 Limits on every request (also in \`x-request-limits\` of this document's \`info\`): a body of at most
@@ -68,6 +72,7 @@ const BASE_ERRORS: Record<Access, number[]> = {
   key: [400, 401, 402, 429, 500],
   user: [400, 401, 402, 429, 500],
   dashboard: [400, 401, 404, 429, 500],
+  session: [400, 401, 403, 429, 500],
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
@@ -75,6 +80,7 @@ const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   key: [{ ApiKey: [] }, { ApiKeyQuery: [] }],
   user: [{ ApiKey: [] }, { ApiKeyQuery: [] }],
   dashboard: [{ DashboardKey: [] }],
+  session: [{ Session: [] }],
 };
 
 const header = (description: string, schema: SchemaObject = { type: 'string' }): HeaderObject => ({ description, schema });
@@ -105,6 +111,13 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable, l
     ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (pipo_…)' },
     ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey', description: 'The same API key as a query parameter' },
     DashboardKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A server-configured dashboard key' },
+    Session: {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'pipo_session',
+      description:
+        'A customer session from a wallet sign-in (GET /api/auth/nonce, POST /api/auth/verify). Acts for its own account only, never billed; a request that changes something must carry an Origin of this service or of CORS_ORIGINS (403 FORBIDDEN_ORIGIN otherwise)',
+    },
   };
   const schemas = Object.fromEntries(Object.entries(doc.components.schemas ?? {}).filter(([name]) => !name.startsWith('error.')));
   schemas.ApiError = {
@@ -136,7 +149,8 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
   const operation = doc.paths?.[route.template]?.[route.method.toLowerCase() as 'get'];
   if (!operation) throw new Error(`OpenAPI document lacks ${route.method} ${route.template}`);
   const access = route.meta.access ?? 'public';
-  operation.security = SECURITY[access];
+  // Routes that also take a customer's session list it as an alternative scheme.
+  operation.security = route.meta.session && access !== 'session' ? [...SECURITY[access], { Session: [] }] : SECURITY[access];
   operation.parameters = [
     // Path parameters are always required (the generator cannot tell for preprocessed schemas).
     ...(operation.parameters ?? []).map((p) => ('in' in p && p.in === 'path' ? { ...p, required: true } : p)),

@@ -4,6 +4,7 @@
  */
 import type { TRPCError } from '@trpc/server';
 import type { KeyPrincipal } from '../accounts/api-keys.ts';
+import type { Session } from '../auth/sessions.ts';
 import type { Services } from '../services.ts';
 
 export interface RequestContext {
@@ -29,6 +30,8 @@ export interface RequestContext {
   logFields: { accountId?: string };
   /** What this request has learnt about its key, shared by the calls of a tRPC batch (set on first use). */
   keyCheck?: KeyCheck;
+  /** The session its cookie names, looked up once per HTTP request (trpc/session-gate.ts). */
+  session?: Promise<Session | null>;
 }
 
 /** See procedures.ts: a key is looked up, and a failed authentication counted, once per HTTP request. */

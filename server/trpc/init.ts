@@ -5,7 +5,7 @@ import { toPublicError, type PublicError } from '../errors.ts';
 import type { RequestContext } from './context.ts';
 
 /** Who may call a procedure; set once by the base procedures, read by the docs and the security tests. */
-export type Access = 'public' | 'key' | 'user' | 'dashboard';
+export type Access = 'public' | 'key' | 'user' | 'dashboard' | 'session';
 
 export type RouteMeta = OpenApiMeta<{
   access?: Access;
@@ -15,6 +15,8 @@ export type RouteMeta = OpenApiMeta<{
   idempotent?: boolean;
   /** A dashboard route that creates the x-account-id account when it does not exist (POST /keys). */
   createsAccount?: boolean;
+  /** Also takes a signed-in customer's session cookie in place of the key, for their own account, unbilled (issue #17). */
+  session?: boolean;
   /** HTTP status of a successful REST call (default 200). */
   successStatus?: number;
 }>;

@@ -24,6 +24,7 @@ import { authenticate, authFailed, keyCheckOf, refuseBlockedClient } from './key
 import { applyDecision, applyRateLimit, takeToken } from './rate-limits.ts';
 import { rawInputOf } from './raw-input.ts';
 import { normaliseUserId } from './user-id.ts';
+import { admitSession, usesSession } from './session-gate.ts';
 
 /** x-api-key wins over ?apiKey= when both are sent (decisions §3). */
 function presentedKey(ctx: RequestContext): string | null {
@@ -152,9 +153,14 @@ async function settle<R extends { ok: boolean }>(ctx: RequestContext, charge: Ch
 // Each base procedure has exactly one middleware: every tRPC middleware layer copies the call options
 // and the context, and six thin layers cost more than the work they did (measured on /api/pricing).
 
-/** x-api-key routes. */
+/** x-api-key routes; those whose meta says `session: true` also take a signed-in customer's session, unbilled. */
 const billedByKey = (tier: PriceTier) =>
   t.middleware(async (opts) => {
+    if (usesSession(opts, presentedKey(opts.ctx))) {
+      const session = await admitSession(opts);
+      const principal: KeyPrincipal = { apiKeyId: '', accountId: session.accountId, costPerRequestMicros: null };
+      return opts.next({ ctx: { principal } });
+    }
     const { principal, charge } = await admit(opts, { tier, bucket: 'key', needsUser: false });
     return settle(opts.ctx, charge, await opts.next({ ctx: { principal } }));
   });
@@ -176,6 +182,11 @@ const dashboard = t.middleware(async (opts) => {
   const { ctx, next } = opts;
   const header = ctx.headers.get('x-api-key');
   const key = header ?? ctx.query().get('apiKey');
+  // A signed-in customer acts on their own account (routes whose meta says `session: true`).
+  if (usesSession(opts, key)) {
+    const session = await admitSession(opts);
+    return next({ ctx: { accountId: session.accountId } });
+  }
   if (!key) throw new ApiError('UNAUTHORIZED', 'This route needs a dashboard key in x-api-key');
   if (isDashboardKey(ctx, key)) {
     if (header === null) throw new ApiError('UNAUTHORIZED', 'Send the dashboard key in the x-api-key header, never in the URL (?apiKey= is for API keys)');
@@ -259,6 +270,13 @@ export const tradeProcedure = t.procedure.meta({ access: 'user', billing: 'stand
 
 /** A server-configured dashboard key and x-account-id naming an existing account (404 otherwise); never billed. */
 export const dashboardProcedure = t.procedure.meta({ access: 'dashboard' }).use(dashboard);
+
+/** A signed-in customer's session (the auth routes after sign-in); never billed. */
+const sessionOnly = t.middleware(async (opts) => {
+  const session = await admitSession({ ...opts, meta: { session: true } });
+  return opts.next({ ctx: { session } });
+});
+export const sessionProcedure = t.procedure.meta({ access: 'session', session: true }).use(sessionOnly);
 
 /**
  * Like dashboardProcedure, for the one route whose account need not exist yet: creating an account's

@@ -1,0 +1,41 @@
+/**
+ * A customer's browser session in place of a key (issue #17). Routes whose meta says `session: true`
+ * accept, when the request carries no key, the session cookie of a wallet sign-in: the account is the
+ * session's own (x-account-id is the operator's header and is ignored), nothing is billed, and a
+ * state-changing request must come from a trusted Origin (CSRF). Order: the failed-authentication gate
+ * and the session (401) → Origin (403) → rate limit (429) → input (400).
+ */
+import { findSession, requireTrustedOrigin, sessionToken, type Session } from '../auth/sessions.ts';
+import { ApiError } from '../errors.ts';
+import type { RequestContext } from './context.ts';
+import { authFailed, keyCheckOf, refuseBlockedClient } from './key-gate.ts';
+import { inspectInput } from './input-inspection.ts';
+import { applyRateLimit } from './rate-limits.ts';
+import { rawInputOf } from './raw-input.ts';
+
+type Options = { ctx: RequestContext; getRawInput: () => Promise<unknown>; rawInput?: unknown; meta?: { session?: boolean } };
+
+/** Whether this call authenticates by session: the route takes one, no key is presented, a cookie is. */
+export function usesSession(opts: Options, presentedKey: string | null): boolean {
+  return !!opts.meta?.session && presentedKey === null && sessionToken(opts.ctx.headers.get('cookie')) !== null;
+}
+
+/** The session the request's cookie names (one lookup per HTTP request, shared by a batch). */
+export function sessionOf(ctx: RequestContext): Promise<Session | null> {
+  const token = sessionToken(ctx.headers.get('cookie'));
+  ctx.session ??= token ? findSession(ctx.services.database.db, token) : Promise.resolve(null);
+  return ctx.session;
+}
+
+/** Admits a session call, or throws 401 / 403 / 429 / 400. */
+export async function admitSession(opts: Options): Promise<Session> {
+  const { ctx } = opts;
+  await refuseBlockedClient(ctx);
+  const session = await sessionOf(ctx);
+  if (!session) throw await authFailed(ctx, keyCheckOf(ctx), new ApiError('UNAUTHORIZED', 'Session expired or signed out: sign in again (GET /api/auth/nonce, POST /api/auth/verify)'));
+  requireTrustedOrigin(ctx.services.config, ctx.method, ctx.headers.get('origin'));
+  await applyRateLimit(ctx, `session:${session.accountId}`, ctx.services.config.rateLimits.key);
+  inspectInput(await rawInputOf(opts));
+  ctx.logFields.accountId = session.accountId;
+  return session;
+}

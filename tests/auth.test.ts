@@ -1,0 +1,165 @@
+/**
+ * Sign-in with a wallet (issue #17 part 1) over /api and /trpc: an EIP-4361 message checked field by
+ * field (domain, URI, chain id, issued-at, expiry, not-before, nonce once) and by signature; a first
+ * sign-in creates the wallet's account; the session cookie (HttpOnly, SameSite=Lax, Secure off
+ * localhost) acts for that account only on the account routes, unbilled, until it expires or the user
+ * logs out; state changes need a trusted Origin. The rules every route follows are in security.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq, sql } from 'drizzle-orm';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { accounts, authSessions } from '../db/schema.ts';
+import { createTestApp, DASHBOARD_KEY, trpcClient, type TestApp } from './harness/app.ts';
+import { dashboardHeaders, fundedAccount } from './harness/factories.ts';
+import { signIn, signInMessage, verify } from './harness/sign-in.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const newWallet = () => privateKeyToAccount(generatePrivateKey());
+const refusal = async (res: Response) => ({ status: res.status, ...(await res.json()) });
+
+describe('the message', () => {
+  test('a valid sign-in creates the wallet\'s account once; the next sign-in is the same account', async () => {
+    const wallet = newWallet();
+    const message = await signInMessage(t, wallet);
+    const res = await verify(t, message, await wallet.signMessage({ message }));
+    expect(res.status).toBe(200);
+    const first = await res.json();
+    const accountId = first.accountId as string;
+    expect(first).toMatchObject({ accountId: expect.stringMatching(/^acct_/), address: wallet.address, created: true });
+    const again = await signIn(t, wallet);
+    expect(again.accountId).toBe(accountId);
+    const me = await t.request('/api/accounts/me', { headers: again.headers });
+    expect(await me.json()).toMatchObject({ accountId, balanceUsd: 0, wallets: [wallet.address] });
+  });
+
+  test('the cookie: HttpOnly, SameSite=Lax, not Secure on http://localhost, opaque and stored only hashed', async () => {
+    const wallet = newWallet();
+    const message = await signInMessage(t, wallet);
+    const res = await verify(t, message, await wallet.signMessage({ message }));
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^pipo_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    const token = cookie.split(';')[0]!.split('=')[1]!;
+    const rows = await t.database.db.select().from(authSessions);
+    expect(rows.some((r) => r.tokenHash === token)).toBe(false);
+    expect(rows.some((r) => r.tokenHash === new Bun.CryptoHasher('sha256').update(token).digest('hex'))).toBe(true);
+    // Served on a public https origin, the cookie is Secure.
+    const secure = await createTestApp({ PUBLIC_URL: 'https://api.example.com' });
+    try {
+      const w = newWallet();
+      const m = await signInMessage(secure, w);
+      const r = await verify(secure, m, await w.signMessage({ message: m }));
+      expect(r.headers.get('set-cookie')).toEndWith('; Secure');
+    } finally {
+      await secure.close();
+    }
+  });
+
+  test('a nonce works once, even for two verifications at the same moment', async () => {
+    const wallet = newWallet();
+    const message = await signInMessage(t, wallet);
+    const signature = await wallet.signMessage({ message });
+    const answers = await Promise.all([verify(t, message, signature), verify(t, message, signature), verify(t, message, signature)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 401, 401]);
+    const again = await refusal(await verify(t, message, signature));
+    expect(again).toMatchObject({ status: 401, code: 'UNAUTHORIZED', message: expect.stringContaining('nonce') });
+  });
+
+  test.each([
+    ['another domain', { domain: 'evil.example' }, 'is for evil.example'],
+    ['a URI on another origin', { uri: 'https://evil.example/login' }, 'URI'],
+    ['another chain', { chainId: 1 }, 'chain 1'],
+    ['an expired message', { expirationTime: new Date(Date.now() - 60_000) }, 'expired'],
+    ['a message not valid yet', { notBefore: new Date(Date.now() + 3_600_000) }, 'not valid yet'],
+    ['a message issued in the future', { issuedAt: new Date(Date.now() + 3_600_000) }, 'future'],
+    ['a made-up nonce', { nonce: 'abcdefgh12345678' }, 'nonce'],
+  ])('refuses %s (401 naming it)', async (_, overrides, reason) => {
+    const wallet = newWallet();
+    const message = await signInMessage(t, wallet, overrides);
+    const answer = await refusal(await verify(t, message, await wallet.signMessage({ message })));
+    expect(answer).toMatchObject({ status: 401, code: 'UNAUTHORIZED', message: expect.stringContaining(reason) });
+  });
+
+  test('refuses a signature by another wallet (401), a malformed message or signature (400)', async () => {
+    const wallet = newWallet();
+    const message = await signInMessage(t, wallet);
+    expect(await refusal(await verify(t, message, await newWallet().signMessage({ message })))).toMatchObject({ status: 401, message: expect.stringContaining('signature') });
+    expect(await refusal(await verify(t, 'hello', await wallet.signMessage({ message: 'hello' })))).toMatchObject({ status: 400, code: 'BAD_REQUEST' });
+    expect(await refusal(await verify(t, message, 'not hex'))).toMatchObject({ status: 400, message: expect.stringContaining('signature') });
+    const extra = await t.request('/api/auth/verify', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message, signature: '0x00', extra: 1 }) });
+    expect(extra.status).toBe(400);
+  });
+});
+
+describe('the session', () => {
+  test('acts for its own account on the account routes, over /api and /trpc, unbilled; x-account-id cannot point it elsewhere', async () => {
+    const customer = await signIn(t);
+    const other = await fundedAccount(t, { usd: 5 });
+    // Keys: create, list, revoke — its own only.
+    const created = await t.request('/api/keys', { method: 'POST', headers: { ...customer.headers, 'content-type': 'application/json', 'x-account-id': other.accountId }, body: JSON.stringify({ name: 'bot' }) });
+    expect(created.status).toBe(201);
+    const key = await created.json();
+    const listed = await (await t.request('/api/keys', { headers: { ...customer.headers, 'x-account-id': other.accountId } })).json();
+    expect(listed.keys.map((k: any) => k.id)).toEqual([key.id]);
+    const foreign = await t.request(`/api/keys/${other.apiKeyId}`, { method: 'DELETE', headers: customer.headers });
+    expect(foreign.status).toBe(404);
+    // The operator sees the key under the customer's account.
+    const ops = await (await t.request('/api/keys', { headers: dashboardHeaders(DASHBOARD_KEY, customer.accountId) })).json();
+    expect(ops.keys.map((k: any) => k.id)).toEqual([key.id]);
+    // Billing and usage with the session: the account's own, and nothing billed.
+    const billing = await t.request('/api/billing', { headers: customer.headers });
+    expect(billing.status).toBe(200);
+    expect(billing.headers.get('x-request-cost-usd')).toBeNull();
+    expect(await billing.json()).toMatchObject({ usageCount: 0, balanceUsd: 0 });
+    expect((await (await t.request('/api/usage', { headers: customer.headers })).json()).records).toEqual([]);
+    // The typed client, with the cookie.
+    const client = trpcClient(t, customer.headers);
+    expect(await client.auth.session.query()).toMatchObject({ accountId: customer.accountId, address: customer.wallet.address, wallets: [customer.wallet.address] });
+    expect((await client.keys.list.query()).keys.map((k) => k.id)).toEqual([key.id]);
+    const revoked = await client.keys.revoke.mutate({ id: key.id });
+    expect(revoked).toMatchObject({ id: key.id, status: 'revoked' });
+    // The key header wins: a key presented with a cookie is authenticated (and billed) as a key.
+    const [row] = await t.database.db.select().from(accounts).where(eq(accounts.id, other.accountId));
+    const withKey = await t.request('/api/billing', { headers: { ...customer.headers, 'x-api-key': other.apiKey } });
+    expect(withKey.status).toBe(200);
+    expect((await withKey.json()).usageCount).toBe(row!.usageCount + 1);
+  });
+
+  test('a state change needs a trusted Origin (CSRF): none or a foreign one is 403, the service\'s own or a CORS origin passes', async () => {
+    const customer = await signIn(t);
+    const create = (headers: Record<string, string>) => t.request('/api/keys', { method: 'POST', headers: { cookie: customer.cookie, 'content-type': 'application/json', ...headers }, body: JSON.stringify({ name: 'x' }) });
+    expect(await refusal(await create({}))).toMatchObject({ status: 403, code: 'FORBIDDEN_ORIGIN', message: expect.stringContaining('missing') });
+    expect((await create({ origin: 'https://evil.example' })).status).toBe(403);
+    expect((await create({ origin: customer.origin })).status).toBe(201);
+    const withCors = await createTestApp({ CORS_ORIGINS: 'https://app.example.com' }, { database: t.database });
+    try {
+      const r = await withCors.request('/api/keys', { method: 'POST', headers: { cookie: customer.cookie, origin: 'https://app.example.com', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'y' }) });
+      expect(r.status).toBe(201);
+    } finally {
+      await withCors.close();
+    }
+  });
+
+  test('logout ends the session at once; an expired session is refused; operator-only routes never open to a session', async () => {
+    const customer = await signIn(t);
+    expect((await t.request('/api/auth/session', { headers: customer.headers })).status).toBe(200);
+    const out = await t.request('/api/auth/logout', { method: 'POST', headers: customer.headers });
+    expect(out.status).toBe(200);
+    expect(out.headers.get('set-cookie')).toContain('Max-Age=0');
+    expect(await refusal(await t.request('/api/auth/session', { headers: customer.headers }))).toMatchObject({ status: 401, message: expect.stringContaining('sign in again') });
+    expect((await t.request('/api/keys', { headers: customer.headers })).status).toBe(401);
+
+    const later = await signIn(t);
+    await t.database.db.update(authSessions).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(authSessions.accountId, later.accountId));
+    expect((await t.request('/api/accounts/me', { headers: later.headers })).status).toBe(401);
+
+    const fresh = await signIn(t);
+    const credit = await t.request('/api/accounts/credits', { method: 'POST', headers: { ...fresh.headers, 'content-type': 'application/json' }, body: JSON.stringify({ amountUsd: 5, reference: 'mine' }) });
+    expect(credit.status).toBe(401);
+    expect((await t.request('/api/trading/positions', { headers: { ...fresh.headers, 'x-user-id': fresh.wallet.address } })).status).toBe(401);
+  });
+});
