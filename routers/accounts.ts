@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { creditAccount, getAccount, setAccountRate } from '../server/accounts/accounts.ts';
+import { creditAccount, getAccount, setAccountRate, setBillingPlan } from '../server/accounts/accounts.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { walletsOf } from '../server/auth/siwe.ts';
 import { router } from '../server/trpc/init.ts';
@@ -14,6 +14,10 @@ const accountView = z.object({
   costPerRequestUsd: z.number(),
   createdAt: isoString(),
   wallets: z.array(z.string()).meta({ description: 'Wallets that sign in to this account (EIP-4361)' }),
+  billingPlan: z.enum(['prepaid', 'metered']).meta({ description: 'prepaid: paid from the balance; metered: exported to Stripe, never refused for balance' }),
+  stripeCustomerId: z.string().nullable(),
+  monthlyCapUsd: z.number().nullable().meta({ description: 'Metered accounts: requests above this spend in a UTC month are refused (402)' }),
+  meteredThisMonthUsd: z.number().meta({ description: 'Metered spend of the current UTC month' }),
 });
 
 function toAccountView(account: Awaited<ReturnType<typeof getAccount>>, defaultRateMicros: number, wallets: string[]) {
@@ -23,6 +27,10 @@ function toAccountView(account: Awaited<ReturnType<typeof getAccount>>, defaultR
     costPerRequestUsd: microsToUsd(account.costPerRequestMicros ?? defaultRateMicros),
     createdAt: iso(account.createdAt),
     wallets,
+    billingPlan: account.billingPlan,
+    stripeCustomerId: account.stripeCustomerId,
+    monthlyCapUsd: account.monthlyCapMicros === null ? null : microsToUsd(account.monthlyCapMicros),
+    meteredThisMonthUsd: microsToUsd(account.meteredSpentMicros),
   };
 }
 
@@ -71,5 +79,31 @@ export const accountsRouter = router({
         costPerRequestMicros: usdToMicros(input.costPerRequestUsd),
       });
       return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(ctx.services.database.db, ctx.accountId));
+    }),
+
+  setBillingPlan: dashboardProcedure
+    .meta({ openapi: { method: 'PUT', path: '/accounts/billing-plan', tags: TAG, summary: "Set the account's plan: prepaid (the balance pays) or metered (usage exported to Stripe, with an optional monthly cap)" } })
+    .input(
+      z
+        .strictObject({
+          plan: z.enum(['prepaid', 'metered']),
+          stripeCustomerId: z.string().regex(/^cus_[A-Za-z0-9]{1,64}$/, 'must be a Stripe customer id (cus_…)').optional(),
+          monthlyCapUsd: usdAmount({ min: 0.000001, max: 10_000_000 }).optional().meta({ description: 'Metered only: the most a UTC month may cost' }),
+        })
+        .superRefine((input, issue) => {
+          if (input.plan === 'metered' && !input.stripeCustomerId) issue.addIssue({ code: 'custom', path: ['stripeCustomerId'], message: 'required for the metered plan' });
+          if (input.plan === 'prepaid' && (input.stripeCustomerId || input.monthlyCapUsd !== undefined)) issue.addIssue({ code: 'custom', path: ['plan'], message: 'a prepaid account has no Stripe customer or monthly cap' });
+        }),
+    )
+    .output(accountView)
+    .mutation(async ({ ctx, input }) => {
+      const db = ctx.services.database.db;
+      const account = await setBillingPlan(db, {
+        accountId: ctx.accountId,
+        plan: input.plan,
+        stripeCustomerId: input.stripeCustomerId,
+        monthlyCapMicros: input.monthlyCapUsd === undefined ? null : usdToMicros(input.monthlyCapUsd),
+      });
+      return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(db, ctx.accountId));
     }),
 });

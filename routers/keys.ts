@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../server/accounts/api-keys.ts';
 import { router } from '../server/trpc/init.ts';
 import { accountCreatingProcedure, dashboardProcedure } from '../server/trpc/procedures.ts';
-import { iso, isoOrNull, isoString, noInput } from './params.ts';
+import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
+import { iso, isoOrNull, isoString, noInput, usdAmount } from './params.ts';
 
 const TAG = ['API keys (dashboard)'];
 
@@ -13,6 +14,15 @@ const keyRecord = z.object({
   createdAt: isoString(),
   lastUsed: isoString().nullable(),
   status: z.enum(['active', 'revoked']),
+  spendCapUsd: z.number().nullable().meta({ description: 'Above this spend per capPeriod (UTC) the key answers 402; null: no cap' }),
+  capPeriod: z.enum(['day', 'month']).nullable(),
+  spentThisPeriodUsd: z.number().nullable().meta({ description: 'Spent in the current day or month (capped keys)' }),
+});
+
+const capView = (k: { spendCapMicros: number | null; capPeriod: 'day' | 'month' | null; spentMicros?: number }) => ({
+  spendCapUsd: k.spendCapMicros === null ? null : microsToUsd(k.spendCapMicros),
+  capPeriod: k.capPeriod,
+  spentThisPeriodUsd: k.spendCapMicros === null ? null : microsToUsd(k.spentMicros ?? 0),
 });
 
 export const keysRouter = router({
@@ -22,7 +32,7 @@ export const keysRouter = router({
     .output(z.object({ keys: z.array(keyRecord) }))
     .query(async ({ ctx }) => {
       const keys = await listApiKeys(ctx.services.database.db, ctx.accountId);
-      return { keys: keys.map((k) => ({ ...k, createdAt: iso(k.createdAt), lastUsed: isoOrNull(k.lastUsed) })) };
+      return { keys: keys.map((k) => ({ id: k.id, name: k.name, maskedKey: k.maskedKey, status: k.status, createdAt: iso(k.createdAt), lastUsed: isoOrNull(k.lastUsed), ...capView(k) })) };
     }),
 
   /** The one dashboard route that may name a new account: its first key creates it. */
@@ -32,11 +42,35 @@ export const keysRouter = router({
       openapi: { method: 'POST', path: '/keys', tags: TAG, summary: 'Create an API key; the full key is returned only here' },
       successStatus: 201,
     })
-    .input(z.strictObject({ name: z.string().trim().min(1).max(64) }))
-    .output(z.object({ id: z.string(), name: z.string(), key: z.string(), maskedKey: z.string(), createdAt: isoString() }))
+    .input(
+      z
+        .strictObject({
+          name: z.string().trim().min(1).max(64),
+          spendCapUsd: usdAmount({ min: 0.000001, max: 10_000_000 }).optional().meta({ description: 'The most this key may spend per capPeriod; above it the key answers 402 (other keys keep working)' }),
+          capPeriod: z.enum(['day', 'month']).optional().meta({ description: 'UTC day or month (default month); needs spendCapUsd' }),
+        })
+        .refine((input) => input.capPeriod === undefined || input.spendCapUsd !== undefined, { path: ['capPeriod'], message: 'needs spendCapUsd' }),
+    )
+    .output(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        key: z.string(),
+        maskedKey: z.string(),
+        createdAt: isoString(),
+        spendCapUsd: z.number().nullable(),
+        capPeriod: z.enum(['day', 'month']).nullable(),
+      }),
+    )
     .mutation(async ({ ctx, input }) => {
-      const created = await createApiKey(ctx.services.database.db, { accountId: ctx.accountId, name: input.name });
-      return { ...created, createdAt: iso(created.createdAt) };
+      const created = await createApiKey(ctx.services.database.db, {
+        accountId: ctx.accountId,
+        name: input.name,
+        spendCapMicros: input.spendCapUsd === undefined ? null : usdToMicros(input.spendCapUsd),
+        capPeriod: input.capPeriod,
+      });
+      const { spendCapUsd, capPeriod } = capView(created);
+      return { id: created.id, name: created.name, key: created.key, maskedKey: created.maskedKey, createdAt: iso(created.createdAt), spendCapUsd, capPeriod };
     }),
 
   revoke: dashboardProcedure

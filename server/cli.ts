@@ -6,6 +6,8 @@
  *   npm run cli -- revoke-key  --account acme --key key_…
  *   npm run cli -- credit      --account acme --usd 25 --reference wire-2026-11-22
  *   npm run cli -- set-rate    --account acme --usd 0.001
+ *   npm run cli -- set-plan    --account acme --plan metered --stripe-customer cus_… [--monthly-cap-usd 500]
+ *   npm run cli -- set-plan    --account acme --plan prepaid
  *   npm run cli -- show        --account acme
  *   npm run cli -- resolve-event --event stripe-ipo --band BAND_ID   (or --void; settles the event's open positions)
  *   npm run cli -- reencrypt-credentials   (after setting a new TRADING_ENCRYPTION_KEY and listing
@@ -21,7 +23,7 @@
  */
 import { parseArgs } from 'node:util';
 import { IDENTIFIER, IDENTIFIER_RULE } from './lib/identifiers.ts';
-import { creditAccount, ensureAccount, getAccount, setAccountRate } from './accounts/accounts.ts';
+import { creditAccount, ensureAccount, getAccount, setAccountRate, setBillingPlan } from './accounts/accounts.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from './accounts/api-keys.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { ApiError } from './errors.ts';
@@ -33,13 +35,14 @@ import { StartupError } from './lib/startup-error.ts';
 import type { Services } from './services.ts';
 import { closeServices, openServices } from './start.ts';
 
-const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]
+const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|set-plan|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]
+       [--plan prepaid|metered] [--stripe-customer cus_…] [--monthly-cap-usd AMOUNT]
        cli reencrypt-credentials
        cli resolve-event --event ID (--band BAND_ID | --void)`;
 
 export class UsageError extends Error {}
 
-const COMMANDS = new Set(['create-key', 'list-keys', 'revoke-key', 'credit', 'set-rate', 'show']);
+const COMMANDS = new Set(['create-key', 'list-keys', 'revoke-key', 'credit', 'set-rate', 'set-plan', 'show']);
 
 function required(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`--${flag} is required\n${USAGE}`);
@@ -57,7 +60,19 @@ function parseCommandLine(argv: string[]) {
     return parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { account: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' }, usd: { type: 'string' }, reference: { type: 'string' }, event: { type: 'string' }, band: { type: 'string' }, void: { type: 'boolean' } },
+      options: {
+        account: { type: 'string' },
+        name: { type: 'string' },
+        key: { type: 'string' },
+        usd: { type: 'string' },
+        reference: { type: 'string' },
+        event: { type: 'string' },
+        band: { type: 'string' },
+        void: { type: 'boolean' },
+        plan: { type: 'string' },
+        'stripe-customer': { type: 'string' },
+        'monthly-cap-usd': { type: 'string' },
+      },
     });
   } catch (error) {
     // An unknown or value-less flag (`--acount`): a usage error, not a stack trace.
@@ -110,6 +125,17 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
     case 'set-rate': {
       const updated = await setAccountRate(db, { accountId, costPerRequestMicros: usd(values.usd) });
       return { accountId, costPerRequestUsd: microsToUsd(updated.costPerRequestMicros ?? 0) };
+    }
+    case 'set-plan': {
+      const plan = required(values.plan, 'plan');
+      if (plan !== 'prepaid' && plan !== 'metered') throw new UsageError('--plan must be prepaid or metered');
+      const customer = values['stripe-customer'];
+      if (plan === 'metered' && !/^cus_[A-Za-z0-9]{1,64}$/.test(customer ?? '')) throw new UsageError('--stripe-customer cus_… is required for the metered plan');
+      if (plan === 'prepaid' && (customer || values['monthly-cap-usd'])) throw new UsageError('a prepaid account has no --stripe-customer or --monthly-cap-usd');
+      const cap = values['monthly-cap-usd'] === undefined ? null : parseUsd(values['monthly-cap-usd']);
+      if (cap === undefined || (cap !== null && cap <= 0)) throw new UsageError('--monthly-cap-usd must be a positive decimal amount with at most 6 decimals');
+      const updated = await setBillingPlan(db, { accountId, plan, stripeCustomerId: customer ?? null, monthlyCapMicros: cap });
+      return { accountId, billingPlan: updated.billingPlan, stripeCustomerId: updated.stripeCustomerId, monthlyCapUsd: updated.monthlyCapMicros === null ? null : microsToUsd(updated.monthlyCapMicros) };
     }
     case 'show': {
       const account = await getAccount(db, accountId);

@@ -14,6 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createTestApp, DASHBOARD_KEY, type TestApp } from './harness/app.ts';
+import { signIn } from './harness/sign-in.ts';
 import { dashboardHeaders, fundedAccount, newUserId } from './harness/factories.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
@@ -284,7 +285,9 @@ describe(`hostile structures on every route, both transports (seed ${SEED})`, ()
       for (const route of t.app.routes) {
         const op = operations.find((o) => o.method === route.method && o.path === route.template)!;
         const dashboard = route.meta.access === 'dashboard';
-        const headers: Record<string, string> = { 'x-api-key': dashboard ? DASHBOARD_KEY : userKey, 'x-user-id': traderId };
+        // Session routes take a signed-in customer's cookie (a fresh one: one of them is logout).
+        const headers: Record<string, string> =
+          route.meta.access === 'session' ? (await signIn(t)).headers : { 'x-api-key': dashboard ? DASHBOARD_KEY : userKey, 'x-user-id': traderId };
         if (dashboard) headers['x-account-id'] = 'fuzz-dashboard-account';
         const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
         const restPath = '/api' + route.template.replace(/\{[^}]+\}/g, 'x');

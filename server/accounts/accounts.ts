@@ -31,6 +31,11 @@ const accountView = {
   id: accounts.id,
   balanceMicros: accounts.balanceMicros,
   costPerRequestMicros: accounts.costPerRequestMicros,
+  billingPlan: accounts.billingPlan,
+  stripeCustomerId: accounts.stripeCustomerId,
+  monthlyCapMicros: accounts.monthlyCapMicros,
+  /** The metered spend of the current UTC month (0 when none yet). */
+  meteredSpentMicros: sql<number>`case when ${accounts.meteredMonth} = to_char(now() at time zone 'UTC', 'YYYY-MM') then ${accounts.meteredSpentMicros} else 0 end`.mapWith(Number),
   createdAt: accounts.createdAt,
 };
 
@@ -83,6 +88,22 @@ export async function creditAccount(db: Db, input: { accountId: string; amountMi
 }
 
 /** One statement; NOT_FOUND for an unknown account. */
+/**
+ * The operator sets an account's plan (issue #17): `metered` needs the Stripe customer its usage is
+ * exported to; `monthlyCapMicros` (metered only) refuses requests above it in a UTC month; back to
+ * `prepaid`, requests are paid from the balance again.
+ */
+export async function setBillingPlan(db: Db, input: { accountId: string; plan: 'prepaid' | 'metered'; stripeCustomerId?: string | null; monthlyCapMicros?: number | null }) {
+  const metered = input.plan === 'metered';
+  const [row] = await db
+    .update(accounts)
+    .set({ billingPlan: input.plan, stripeCustomerId: metered ? input.stripeCustomerId! : null, monthlyCapMicros: metered ? (input.monthlyCapMicros ?? null) : null })
+    .where(eq(accounts.id, input.accountId))
+    .returning(accountView);
+  if (!row) throw noSuchAccount(input.accountId);
+  return row;
+}
+
 export async function setAccountRate(db: Db, input: { accountId: string; costPerRequestMicros: number }) {
   const [row] = await db
     .update(accounts)

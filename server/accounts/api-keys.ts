@@ -31,13 +31,17 @@ export interface ApiKeyView {
   createdAt: Date;
   lastUsed: Date | null;
   status: 'active' | 'revoked';
+  spendCapMicros: number | null;
+  capPeriod: 'day' | 'month' | null;
+  /** Spent in the cap's current window (capped keys; 0 otherwise). */
+  spentMicros: number;
 }
 
 /**
  * Issues a key. Creating an account's first key creates the account, in the same statement (the only
  * way an account comes to exist over HTTP; see accounts.ts).
  */
-export async function createApiKey(db: Db, input: { accountId: string; name: string }) {
+export async function createApiKey(db: Db, input: { accountId: string; name: string; spendCapMicros?: number | null; capPeriod?: 'day' | 'month' | null }) {
   const key = API_KEY_PREFIX + base58(crypto.getRandomValues(new Uint8Array(32)));
   const row = {
     id: newId('key'),
@@ -46,12 +50,14 @@ export async function createApiKey(db: Db, input: { accountId: string; name: str
     keyHash: hashApiKey(key),
     keyPrefix: key.slice(0, 9),
     keyLast4: key.slice(-4),
+    spendCapMicros: input.spendCapMicros ?? null,
+    capPeriod: input.spendCapMicros == null ? null : (input.capPeriod ?? 'month'),
   };
   const account = db.$with('account').as(
     db.insert(accounts).values({ id: input.accountId }).onConflictDoNothing({ target: accounts.id }).returning({ id: accounts.id }),
   );
   const [created] = await db.with(account).insert(apiKeys).values(row).returning({ createdAt: apiKeys.createdAt });
-  return { id: row.id, name: row.name, key, maskedKey: maskApiKey(row.keyPrefix, row.keyLast4), createdAt: created!.createdAt };
+  return { id: row.id, name: row.name, key, maskedKey: maskApiKey(row.keyPrefix, row.keyLast4), createdAt: created!.createdAt, spendCapMicros: row.spendCapMicros, capPeriod: row.capPeriod };
 }
 
 export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView[]> {
@@ -64,6 +70,10 @@ export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView
       createdAt: apiKeys.createdAt,
       lastUsedAt: apiKeys.lastUsedAt,
       revokedAt: apiKeys.revokedAt,
+      spendCapMicros: apiKeys.spendCapMicros,
+      capPeriod: apiKeys.capPeriod,
+      /** What the key spent in its current window (0 once a new day or month began). */
+      spentMicros: sql<number>`case when ${apiKeys.capWindow} = (case when ${apiKeys.capPeriod} = 'day' then to_char(now() at time zone 'UTC', 'YYYY-MM-DD') else to_char(now() at time zone 'UTC', 'YYYY-MM') end) then ${apiKeys.capSpentMicros} else 0 end`.mapWith(Number),
     })
     .from(apiKeys)
     .where(eq(apiKeys.accountId, accountId))
@@ -75,6 +85,9 @@ export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView
     createdAt: r.createdAt,
     lastUsed: r.lastUsedAt,
     status: r.revokedAt ? 'revoked' : 'active',
+    spendCapMicros: r.spendCapMicros,
+    capPeriod: r.capPeriod,
+    spentMicros: r.spentMicros,
   }));
 }
 

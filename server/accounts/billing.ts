@@ -21,6 +21,7 @@ import { preparedSql } from '../../db/prepared.ts';
 import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
+import { microsToUsd } from '../lib/money.ts';
 
 export type PriceTier = 'standard' | 'premium';
 
@@ -72,14 +73,36 @@ interface AdmissionRow {
   costMicros: string | number | bigint;
   rate: string | number | bigint | null;
   charged: boolean;
+  metered: boolean;
+  monthlyCap: string | number | bigint | null;
+  keyCap: string | number | bigint | null;
+  capPeriod: 'day' | 'month' | null;
 }
 
 /**
+ * What pays a request: a prepaid account's balance (`WHERE balance >= cost`), or a metered account's
+ * subscription (never refused for balance; refused above its monthly cap, counted in the same row and
+ * reset when a new UTC month starts). The month and day are the database's (now(), UTC), the same
+ * clock that stamps the usage row, so a refund finds the window its charge counted in.
+ */
+const MONTH = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM')`);
+const DAY = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM-DD')`);
+const spentThisMonth = sql.raw(`(case when a.metered_month is distinct from to_char(now() at time zone 'UTC', 'YYYY-MM') then 0 else a.metered_spent_micros end)`);
+
+/**
  * The whole admission of a billed request in ONE database round trip: find the key (by hash, with
- * its account's rate), and unless it is revoked, debit the cost `WHERE balance >= cost` and insert the
- * usage row from the debited row. Keys are never cached, so a revocation holds on the very next
- * request on every instance. Throws UNAUTHORIZED (unknown or revoked key) or INSUFFICIENT_BALANCE;
- * `onAccount` hears the key's account before a refusal for want of balance (the request log names it).
+ * its account's rate and plan), and unless it is revoked, debit the cost — from the balance `WHERE
+ * balance >= cost`, or for a metered account from its monthly allowance — and insert the usage row
+ * from the debited row. The conditions sit in the account row's UPDATE, so they are re-checked on the
+ * row's latest version after its lock: concurrent requests never overdraw either. Keys are never
+ * cached, so a revocation holds on the very next request on every instance.
+ *
+ * A key with a spend cap takes a second path (admitCappedKey): its own row is locked first, then the
+ * same account debit runs, in one transaction — exact under concurrency, one more round trip, for
+ * the keys that chose a cap only.
+ *
+ * Throws UNAUTHORIZED (unknown or revoked key) or INSUFFICIENT_BALANCE; `onAccount` hears the key's
+ * account before a refusal for want of balance (the request log names it).
  */
 export async function admitBilledRequest(db: Db, request: BilledRequest, onAccount: (accountId: string) => void = () => {}): Promise<Admission> {
   const statement = preparedSql<AdmissionRow>(
@@ -89,29 +112,37 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
       with key as (
         select k.id as api_key_id, k.account_id, k.revoked_at is not null as revoked,
                (k.last_used_at is null or k.last_used_at < now() - make_interval(secs => ${sql.placeholder('staleSeconds')}::int)) as stale,
-               a.cost_per_request_micros as rate,
+               a.cost_per_request_micros as rate, a.billing_plan = 'metered' as metered, a.monthly_cap_micros as monthly_cap,
+               k.spend_cap_micros as key_cap, k.cap_period,
                coalesce(a.cost_per_request_micros, ${sql.placeholder('defaultCost')}::bigint) * ${sql.placeholder('multiplier')}::bigint as cost
           from api_keys k join accounts a on a.id = k.account_id
          where k.key_hash = ${sql.placeholder('keyHash')}::text
       ), debit as (
         update accounts a
-           set balance_micros = a.balance_micros - key.cost,
+           set balance_micros = case when a.billing_plan = 'metered' then a.balance_micros else a.balance_micros - key.cost end,
+               metered_month = case when a.billing_plan = 'metered' then ${MONTH} else a.metered_month end,
+               metered_spent_micros = case when a.billing_plan = 'metered' then ${spentThisMonth} + key.cost else a.metered_spent_micros end,
                usage_count = a.usage_count + 1,
                usage_cost_micros = a.usage_cost_micros + key.cost
           from key
-         where a.id = key.account_id and not key.revoked and a.balance_micros >= key.cost
-        returning a.id
+         where a.id = key.account_id and not key.revoked and key.key_cap is null
+           and (case when a.billing_plan = 'metered'
+                     then a.monthly_cap_micros is null or ${spentThisMonth} + key.cost <= a.monthly_cap_micros
+                     else a.balance_micros >= key.cost end)
+        returning a.id, a.billing_plan
       ), usage as (
-        insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, created_at)
+        insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, created_at)
         select ${sql.placeholder('usageId')}::text, key.account_id, key.api_key_id, ${sql.placeholder('method')}::text,
-               ${sql.placeholder('path')}::text, key.cost, ${sql.placeholder('requestId')}::text, now()
+               ${sql.placeholder('path')}::text, key.cost, ${sql.placeholder('requestId')}::text,
+               case when debit.billing_plan = 'metered' then 'meter' else 'balance' end, now()
           from key join debit on debit.id = key.account_id
         returning id
       ), commit_mode as (
         select set_config('synchronous_commit', ${sql.placeholder('synchronousCommit')}::text, true) as mode
       )
       select key.api_key_id as "apiKeyId", key.account_id as "accountId", key.revoked, key.stale,
-             key.cost as "costMicros", key.rate, exists (select 1 from usage) as charged, commit_mode.mode
+             key.cost as "costMicros", key.rate, exists (select 1 from usage) as charged, key.metered,
+             key.monthly_cap as "monthlyCap", key.key_cap as "keyCap", key.cap_period as "capPeriod", commit_mode.mode
         from key, commit_mode`,
   );
   const { usageId } = request;
@@ -131,18 +162,76 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
   onAccount(row.accountId);
   // lastUsed is written at most once per resolution, outside the hot statement (it locks the key row).
   if (row.stale) await touchApiKey(db, row.apiKeyId);
-  if (!row.charged) throw new ApiError('INSUFFICIENT_BALANCE', 'Account balance is below the cost of this request; add funds');
   const costMicros = Number(row.costMicros);
-  return {
-    principal: { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.rate === null ? null : Number(row.rate) },
-    charge: { usageId, accountId: row.accountId, costMicros },
-  };
+  const principal = { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.rate === null ? null : Number(row.rate) };
+  if (row.keyCap !== null) return admitCappedKey(db, request, { principal, costMicros, keyCap: Number(row.keyCap), capPeriod: row.capPeriod ?? 'month' });
+  if (!row.charged) throw refusalFor(row.metered, row.monthlyCap);
+  return { principal, charge: { usageId, accountId: row.accountId, costMicros } };
+}
+
+function refusalFor(metered: boolean, monthlyCap: string | number | bigint | null) {
+  return metered
+    ? new ApiError('INSUFFICIENT_BALANCE', `This metered account has reached its monthly cap of $${microsToUsd(Number(monthlyCap))}; the cap resets at the start of the next UTC month`)
+    : new ApiError('INSUFFICIENT_BALANCE', 'Account balance is below the cost of this request; add funds');
 }
 
 /**
- * Undoes a reservation: removes its usage row and returns exactly what that row cost (one statement).
- * By usage id alone (server-generated, 128 random bits): a charge whose admission answer was lost is
- * refunded without knowing its account. A second refund of the same charge finds no row and does nothing.
+ * A key with a spend cap (per UTC day or month): in one transaction, the key row is locked and its
+ * window's spend checked, then the account is debited as in the one-statement path, then the key's
+ * spend is raised. The key row's lock serialises that key's requests, the account's conditional
+ * update still guards the balance, and nothing is written when either refuses.
+ */
+async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: KeyPrincipal; costMicros: number; keyCap: number; capPeriod: 'day' | 'month' }): Promise<Admission> {
+  const { principal, costMicros } = key;
+  const window = key.capPeriod === 'day' ? DAY : MONTH;
+  return db.transaction(async (tx) => {
+    if (!request.synchronousCommit) await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
+    const [capRow] = await tx.execute<{ spent: string | number; revoked: boolean }>(sql`
+      select (case when cap_window is distinct from ${window} then 0 else cap_spent_micros end) as spent, revoked_at is not null as revoked
+        from api_keys where id = ${principal.apiKeyId} for update`).then(rowsOf<{ spent: string | number; revoked: boolean }>);
+    if (!capRow || capRow.revoked) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
+    if (Number(capRow.spent) + costMicros > key.keyCap) {
+      throw new ApiError('INSUFFICIENT_BALANCE', `This key has reached its spend cap of $${microsToUsd(key.keyCap)} per ${key.capPeriod} (UTC); other keys of the account are not affected`);
+    }
+    const [debited] = await tx.execute<{ id: string; billing_plan: string; metered: boolean; monthly_cap: string | null }>(sql`
+      update accounts a
+         set balance_micros = case when a.billing_plan = 'metered' then a.balance_micros else a.balance_micros - ${costMicros} end,
+             metered_month = case when a.billing_plan = 'metered' then ${MONTH} else a.metered_month end,
+             metered_spent_micros = case when a.billing_plan = 'metered' then ${spentThisMonth} + ${costMicros} else a.metered_spent_micros end,
+             usage_count = a.usage_count + 1,
+             usage_cost_micros = a.usage_cost_micros + ${costMicros}
+       where a.id = ${principal.accountId}
+         and (case when a.billing_plan = 'metered'
+                   then a.monthly_cap_micros is null or ${spentThisMonth} + ${costMicros} <= a.monthly_cap_micros
+                   else a.balance_micros >= ${costMicros} end)
+      returning a.id, a.billing_plan`).then(rowsOf<{ id: string; billing_plan: string }>);
+    if (!debited) {
+      const [account] = await tx.execute<{ metered: boolean; monthly_cap: string | null }>(sql`select billing_plan = 'metered' as metered, monthly_cap_micros as monthly_cap from accounts where id = ${principal.accountId}`).then(rowsOf<{ metered: boolean; monthly_cap: string | null }>);
+      throw refusalFor(!!account?.metered, account?.monthly_cap ?? null);
+    }
+    await tx.execute(sql`
+      update api_keys set cap_window = ${window},
+             cap_spent_micros = (case when cap_window is distinct from ${window} then 0 else cap_spent_micros end) + ${costMicros}
+       where id = ${principal.apiKeyId}`);
+    await tx.execute(sql`
+      insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, created_at)
+      values (${request.usageId}, ${principal.accountId}, ${principal.apiKeyId}, ${request.method}, ${request.path}, ${costMicros}, ${request.requestId},
+              ${debited.billing_plan === 'metered' ? 'meter' : 'balance'}, now())`);
+    return { principal, charge: { usageId: request.usageId, accountId: principal.accountId, costMicros } };
+  });
+}
+
+/** Rows of a raw query on either driver (postgres.js answers an array, PGlite `{rows}`). */
+function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+/**
+ * Undoes a reservation: removes its usage row and returns exactly what that row cost, to what paid
+ * it — the balance, or the metered month it counted in — and lowers its key's capped spend if that
+ * window is still current (one statement). By usage id alone (server-generated, 128 random bits): a
+ * charge whose admission answer was lost is refunded without knowing its account. A second refund of
+ * the same charge finds no row and does nothing.
  */
 export async function refundCharge(db: Db, charge: Charge, synchronousCommit: boolean): Promise<void> {
   const statement = preparedSql(
@@ -152,12 +241,22 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
       with removed as (
         delete from usage_records
          where id = ${sql.placeholder('usageId')}::text
-        returning account_id, cost_micros
+        returning account_id, api_key_id, cost_micros, billed_to,
+                  to_char(created_at at time zone 'UTC', 'YYYY-MM') as month, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day
+      ), key_refund as (
+        update api_keys k
+           set cap_spent_micros = greatest(0, k.cap_spent_micros - removed.cost_micros)
+          from removed
+         where k.id = removed.api_key_id and k.spend_cap_micros is not null
+           and k.cap_window = (case when k.cap_period = 'day' then removed.day else removed.month end)
+        returning k.id
       ), commit_mode as (
         select set_config('synchronous_commit', ${sql.placeholder('synchronousCommit')}::text, true) as mode
       )
       update accounts a
-         set balance_micros = a.balance_micros + removed.cost_micros,
+         set balance_micros = case when removed.billed_to = 'meter' then a.balance_micros else a.balance_micros + removed.cost_micros end,
+             metered_spent_micros = case when removed.billed_to = 'meter' and a.metered_month = removed.month
+                                         then greatest(0, a.metered_spent_micros - removed.cost_micros) else a.metered_spent_micros end,
              usage_count = a.usage_count - 1,
              usage_cost_micros = a.usage_cost_micros - removed.cost_micros
         from removed, commit_mode
