@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sessionToken } from '../server/auth/sessions.ts';
 import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
 import { createPolygonClient } from '../server/chain/position-reader.ts';
+import { creditUnclaimedFor } from '../server/deposits/deposits.ts';
 import type { Services } from '../server/services.ts';
 import { router } from '../server/trpc/init.ts';
 import { publicProcedure, sessionProcedure } from '../server/trpc/procedures.ts';
@@ -51,6 +52,8 @@ export const authRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { config, database } = ctx.services;
       const signedIn = await verifySignIn(database.db, { publicUrl: config.auth.publicUrl, chainId: config.auth.chainId, client: chainClient(ctx.services) }, { message: input.message, signature: input.signature as `0x${string}` });
+      // Deposits this wallet sent before it had an account are credited to it now (once).
+      await creditUnclaimedFor(database.db, signedIn.address, signedIn.accountId);
       const session = await createSession(database.db, config, signedIn);
       ctx.resHeaders['Set-Cookie'] = sessionCookie(config, session.token, session.expiresAt);
       return { accountId: signedIn.accountId, address: signedIn.address, created: signedIn.created, expiresAt: iso(session.expiresAt) };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { billingSummary } from '../server/accounts/billing.ts';
+import { depositTotals } from '../server/deposits/store.ts';
 import { microsToUsd } from '../server/lib/money.ts';
 import { router } from '../server/trpc/init.ts';
 import { apiKeyProcedure } from '../server/trpc/procedures.ts';
@@ -25,11 +26,16 @@ export const billingRouter = router({
         balanceUsd: z.number(),
         pricing: pricingSchema,
         costPerRequestUsd: z.number(),
+        depositedUsd: z.number().meta({ description: 'Stablecoin deposits credited to the account, all time (GET /api/accounts/deposits lists them)' }),
+        pendingDepositsUsd: z.number().meta({ description: 'Deposits seen on chain whose block is not final yet' }),
       }),
     )
     .query(async ({ ctx }) => {
-      const summary = await billingSummary(ctx.services.database.db, ctx.principal.accountId);
+      const db = ctx.services.database.db;
+      const [summary, deposits] = await Promise.all([billingSummary(db, ctx.principal.accountId), depositTotals(db, ctx.principal.accountId)]);
       return {
+        depositedUsd: microsToUsd(deposits.creditedMicros),
+        pendingDepositsUsd: microsToUsd(deposits.pendingMicros),
         usageCount: summary.usageCount,
         usageCostUsd: microsToUsd(summary.usageCostMicros),
         balanceUsd: microsToUsd(summary.balanceMicros),

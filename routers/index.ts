@@ -6,6 +6,7 @@ import { router } from '../server/trpc/init.ts';
 import { accountsRouter } from './accounts.ts';
 import { authRouter } from './auth.ts';
 import { billingRouter } from './billing.ts';
+import { depositsRouter } from './deposits.ts';
 import { eventsAdminRouter } from './events-admin.ts';
 import { keysRouter } from './keys.ts';
 import { pricingRouter } from './pricing.ts';
@@ -25,6 +26,7 @@ export const appRouter = router({
   usage: usageRouter,
   keys: keysRouter,
   accounts: accountsRouter,
+  deposits: depositsRouter,
   privateCompanies: privateCompaniesRouter,
   tradingMarket: tradingMarketRouter,
   tradingSettings: tradingSettingsRouter,

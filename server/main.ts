@@ -17,6 +17,8 @@ import { EXIT, StartAborted } from './lib/startup-error.ts';
 import type { Services } from './services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
 import { startSettlementWorker } from './trading/settlement-worker.ts';
+import { startMeterExporter } from './billing/meter-export.ts';
+import { startDepositWatcher } from './deposits/deposits.ts';
 
 function exitWith(message: string, code: number): never {
   console.error(message);
@@ -66,6 +68,8 @@ const server = listen(starting);
 const startup = new AbortController();
 let services: Services | undefined;
 let settlementWorker: { stop(): Promise<void> } | undefined;
+let meterExporter: { stop(): Promise<void> } | undefined;
+let depositWatcher: { stop(): Promise<void> } | undefined;
 let stopping = false;
 
 async function shutdown(signal: string) {
@@ -84,6 +88,8 @@ async function shutdown(signal: string) {
   await Promise.race([server.stop(false), deadline]);
   await server.stop(true);
   await settlementWorker?.stop();
+  await meterExporter?.stop();
+  await depositWatcher?.stop();
   await closeServices(services);
   logger.info('stopped');
   process.exit(0);
@@ -110,6 +116,8 @@ function describe(error: unknown): string {
 
 const app = createApp(services);
 settlementWorker = startSettlementWorker(services);
+meterExporter = startMeterExporter(services);
+if (services.depositChain) depositWatcher = startDepositWatcher({ db: services.database.db, chain: services.depositChain, config: config.deposits, logger });
 server.reload({
   ...serveOptions(config),
   fetch: (request, srv) => app.handle(request, { clientIp: () => srv.requestIP(request)?.address }),

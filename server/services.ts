@@ -13,6 +13,8 @@ import { MarketData } from './market/market-data.ts';
 import { CredentialCipher } from './trading/credential-cipher.ts';
 import { createVenue } from './venues/index.ts';
 import type { Venue } from './venues/venue.ts';
+import { createPolygonClient } from './chain/position-reader.ts';
+import { createDepositChain, type DepositChain } from './deposits/chain.ts';
 import type { RateLimiter } from './ratelimit/rate-limiter.ts';
 
 export interface Services {
@@ -34,15 +36,24 @@ export interface Services {
   refunds: Refunds;
   /** API keys admitted recently: they skip the failed-authentication gate (accounts/recent-keys.ts). */
   recentKeys: RecentKeys;
+  /** Reads stablecoin transfers for deposits (DEPOSIT_ADDRESS and POLYGON_RPC_URL set); undefined: deposits are off. */
+  depositChain?: DepositChain;
 }
 
 export function digestOf(text: string): Uint8Array {
   return new Bun.CryptoHasher('sha256').update(text).digest() as Uint8Array;
 }
 
+/** The chain deposits are read from: Polygon through POLYGON_RPC_URL, when a deposit address is configured. */
+function defaultDepositChain(config: Config): DepositChain | undefined {
+  const rpc = config.polymarket.polygonRpcUrl;
+  if (!config.deposits.address || !rpc) return undefined;
+  return createDepositChain(createPolygonClient(rpc, { timeoutMs: config.venueTimeoutMs }));
+}
+
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys'>,
-  options: { venue?: Venue; now?: () => number } = {},
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain'>,
+  options: { venue?: Venue; now?: () => number; depositChain?: DepositChain } = {},
 ): Services {
   const venue = options.venue ?? createVenue(parts.config, parts.database.db, options.now);
   const { tradingEncryptionKey, tradingEncryptionPreviousKeys } = parts.config;
@@ -55,6 +66,7 @@ export function createServices(
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
     venue,
     recentKeys: new RecentKeys(),
+    depositChain: options.depositChain ?? defaultDepositChain(parts.config),
     refunds: new Refunds(parts.database.db, billingCommitsSynchronously(parts.config.billingSynchronousCommit, parts.database.kind), parts.logger),
   };
 }

@@ -18,7 +18,8 @@ describe('POST /api/keys', () => {
     const res = await createKey('acme-create', 'ci bot');
     expect(res.status).toBe(201);
     const created = await json(res);
-    expect(Object.keys(created).sort()).toEqual(['createdAt', 'id', 'key', 'maskedKey', 'name']);
+    expect(Object.keys(created).sort()).toEqual(['capPeriod', 'createdAt', 'id', 'key', 'maskedKey', 'name', 'spendCapUsd']);
+    expect(created).toMatchObject({ spendCapUsd: null, capPeriod: null });
     expect(created.id).toMatch(/^key_[1-9A-HJ-NP-Za-km-z]+$/);
     expect(created.key).toMatch(/^pipo_[1-9A-HJ-NP-Za-km-z]{40,46}$/);
     expect(created.maskedKey).toBe(`${created.key.slice(0, 9)}…${created.key.slice(-4)}`);
@@ -54,7 +55,7 @@ describe('GET /api/keys', () => {
     expect(text).not.toContain(b.key);
     const { keys } = await json(res);
     expect(keys.map((k: any) => k.name)).toEqual(['second', 'first']);
-    expect(keys[0]).toEqual({ id: b.id, name: 'second', maskedKey: b.maskedKey, createdAt: b.createdAt, lastUsed: null, status: 'active' });
+    expect(keys[0]).toEqual({ id: b.id, name: 'second', maskedKey: b.maskedKey, createdAt: b.createdAt, lastUsed: null, status: 'active', spendCapUsd: null, capPeriod: null, spentThisPeriodUsd: null });
     expect(keys[1].lastUsed).not.toBeNull();
   });
 

@@ -91,13 +91,14 @@ export async function creditAccount(db: Db, input: { accountId: string; amountMi
 /**
  * The operator sets an account's plan (issue #17): `metered` needs the Stripe customer its usage is
  * exported to; `monthlyCapMicros` (metered only) refuses requests above it in a UTC month; back to
- * `prepaid`, requests are paid from the balance again.
+ * `prepaid`, requests are paid from the balance again — and the Stripe customer stays, so the usage
+ * metered before the switch is still exported to it.
  */
 export async function setBillingPlan(db: Db, input: { accountId: string; plan: 'prepaid' | 'metered'; stripeCustomerId?: string | null; monthlyCapMicros?: number | null }) {
   const metered = input.plan === 'metered';
   const [row] = await db
     .update(accounts)
-    .set({ billingPlan: input.plan, stripeCustomerId: metered ? input.stripeCustomerId! : null, monthlyCapMicros: metered ? (input.monthlyCapMicros ?? null) : null })
+    .set({ billingPlan: input.plan, ...(metered ? { stripeCustomerId: input.stripeCustomerId! } : {}), monthlyCapMicros: metered ? (input.monthlyCapMicros ?? null) : null })
     .where(eq(accounts.id, input.accountId))
     .returning(accountView);
   if (!row) throw noSuchAccount(input.accountId);

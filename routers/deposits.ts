@@ -1,0 +1,65 @@
+/**
+ * Stablecoin deposits (issue #17): claim a transfer now, or list them. The account's owner (a
+ * signed-in session) or the operator (dashboard key + x-account-id); never billed. The watcher
+ * credits transfers without a claim too (server/deposits/watcher.ts).
+ */
+import { z } from 'zod';
+import { claimDeposit, listDeposits, type DepositView } from '../server/deposits/deposits.ts';
+import { ApiError } from '../server/errors.ts';
+import type { Services } from '../server/services.ts';
+import { router } from '../server/trpc/init.ts';
+import { dashboardProcedure } from '../server/trpc/procedures.ts';
+import { iso, isoOrNull, isoString, optionalParams, wholeNumber } from './params.ts';
+
+const TAG = ['Accounts (dashboard)'];
+
+const deposit = z.object({
+  id: z.string(),
+  chainId: z.number().int(),
+  txHash: z.string(),
+  logIndex: z.number().int(),
+  token: z.string().meta({ description: 'The stablecoin contract' }),
+  from: z.string().meta({ description: 'The sending wallet' }),
+  amount: z.number().meta({ description: 'USD (6 decimals, exact)' }),
+  status: z.enum(['pending', 'credited', 'unclaimed', 'dropped']).meta({ description: 'pending: its block is not final yet; credited; dropped: a chain reorganisation removed it' }),
+  blockNumber: z.number().int(),
+  creditedAt: isoString().nullable(),
+  createdAt: isoString(),
+});
+const view = (d: DepositView) => ({ ...d, creditedAt: isoOrNull(d.creditedAt), createdAt: iso(d.createdAt) });
+
+function chainOf(services: Services) {
+  if (!services.config.deposits.address || !services.depositChain) {
+    throw new ApiError('NOT_FOUND', 'Deposits are not enabled on this server (DEPOSIT_ADDRESS and POLYGON_RPC_URL)');
+  }
+  return services.depositChain;
+}
+
+export const depositsRouter = router({
+  claim: dashboardProcedure
+    .meta({
+      session: true,
+      openapi: {
+        method: 'POST',
+        path: '/accounts/deposits',
+        tags: TAG,
+        summary: 'Claim a stablecoin transfer to the deposit address: credited once its block is final (pending until then)',
+        errorResponses: [404],
+      },
+    })
+    .input(z.strictObject({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hexadecimal digits') }))
+    .output(z.object({ deposits: z.array(deposit) }))
+    .mutation(async ({ ctx, input }) => {
+      const { deposits } = await claimDeposit(ctx.services.database.db, chainOf(ctx.services), ctx.services.config.deposits, { accountId: ctx.accountId, txHash: input.txHash });
+      return { deposits: deposits.map(view) };
+    }),
+
+  list: dashboardProcedure
+    .meta({ session: true, openapi: { method: 'GET', path: '/accounts/deposits', tags: TAG, summary: "The account's deposits, newest first, with their transaction hashes" } })
+    .input(optionalParams({ limit: wholeNumber({ min: 1, max: 1000 }).default(100), offset: wholeNumber({ min: 0, max: 1_000_000 }).default(0) }))
+    .output(z.object({ deposits: z.array(deposit), total: z.number().int(), depositAddress: z.string().nullable() }))
+    .query(async ({ ctx, input }) => {
+      const page = await listDeposits(ctx.services.database.db, ctx.accountId, { limit: input.limit, offset: input.offset });
+      return { deposits: page.deposits.map(view), total: page.total, depositAddress: ctx.services.config.deposits.address ?? null };
+    }),
+});
