@@ -225,7 +225,14 @@ export type App = ReturnType<typeof createApp>;
 export function describeError(error: unknown): string {
   const chain: string[] = [];
   for (let e: any = error, depth = 0; e && depth < 4; e = e.cause, depth++) {
-    const message = String(e.message ?? e).split(/\nparams:/)[0];
+    // Driver and RPC client messages can carry an endpoint URL (an RPC provider's key sits in its
+    // path) and the request body: neither reaches a log.
+    const message = String(e.message ?? e)
+      .split(/\nparams:/)[0]!
+      .split('\n')
+      .filter((line) => !/^\s*(Request body|Raw Call Arguments):/i.test(line))
+      .join('\n')
+      .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"']+/gi, '<url>');
     const frames = String(e.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 3);
     chain.push([`${e.name ?? 'Error'}: ${message}`, ...frames].join('\n'));
   }

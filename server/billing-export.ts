@@ -1,8 +1,9 @@
 /**
  * `npm run billing:export` — one pass of the metered usage export to Stripe by hand (the server runs
- * the same pass every METER_EXPORT_INTERVAL_MS; see server/billing/meter-export.ts): closes the
- * finished minutes into the outbox and delivers what is unsent. Prints one JSON line
- * {minutesClosed, rowsWritten, delivered, failed, pending} (plus "busy": true when another exporter
+ * the same pass every METER_EXPORT_INTERVAL_MS; see server/billing/meter-export.ts): marks the settled,
+ * not yet exported metered usage rows as a new batch, writes their sums per account and minute into
+ * the outbox, and delivers what is unsent. Prints one JSON line
+ * {usageRows, rowsWritten, delivered, failed, pending} (plus "busy": true when another exporter
  * held the lease, and nothing was done); log lines go to stderr.
  * Exit codes: 0 done, 1 some rows not delivered (or an error), 2 configuration (e.g. no
  * STRIPE_SECRET_KEY); a database that cannot be opened exits with its start-up code (69, 75).
@@ -29,8 +30,8 @@ if (import.meta.main) {
     if (!config.stripe.secretKey) throw new ConfigError('STRIPE_SECRET_KEY is not set: there is nowhere to export metered usage to');
     services = await openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') });
     const summary = await exportMeteredUsage(services, { signal: controller.signal });
-    const { minutesClosed, rowsWritten, delivered, failed, pending, busy } = summary;
-    console.log(JSON.stringify({ minutesClosed, rowsWritten, delivered, failed, pending, ...(busy ? { busy } : {}) }));
+    const { usageRows, rowsWritten, delivered, failed, pending, busy } = summary;
+    console.log(JSON.stringify({ usageRows, rowsWritten, delivered, failed, pending, ...(busy ? { busy } : {}) }));
     if (failed > 0) exitCode = 1;
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -144,6 +144,28 @@ describe('the session', () => {
     }
   });
 
+  test('a stale cookie is limited per address in a bucket of its own: API keys from that address keep working; no cookie counts nowhere', async () => {
+    const limited = await createTestApp({ RATE_LIMIT_AUTH_FAILURE_RPS: '1', RATE_LIMIT_AUTH_FAILURE_BURST: '5' }, { database: t.database });
+    try {
+      const key = await fundedAccount(limited, { usd: 1 });
+      const stale = { cookie: 'pipo_session=' + 'A'.repeat(43) };
+      const answers = [];
+      for (let i = 0; i < 10; i++) answers.push((await limited.request('/api/auth/session', { headers: stale, clientIp: '198.51.100.7' })).status);
+      expect(answers.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+      expect(answers.slice(6)).toEqual([429, 429, 429, 429]);
+      expect((await limited.request('/api/billing', { headers: key.headers, clientIp: '198.51.100.7' })).status).toBe(200);
+      for (let i = 0; i < 20; i++) expect((await limited.request('/api/auth/session', { clientIp: '198.51.100.8' })).status).toBe(401);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('a malformed date in the message is 400, never "no limit"', async () => {
+    const wallet = newWallet();
+    const message = (await signInMessage(t, wallet)).replace(/Issued At: .*/, 'Issued At: not-a-date');
+    expect(await refusal(await verify(t, message, await wallet.signMessage({ message })))).toMatchObject({ status: 400 });
+  });
+
   test('logout ends the session at once; an expired session is refused; operator-only routes never open to a session', async () => {
     const customer = await signIn(t);
     expect((await t.request('/api/auth/session', { headers: customer.headers })).status).toBe(200);

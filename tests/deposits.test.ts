@@ -301,7 +301,7 @@ describe('unclaimed transfers', () => {
 
     const error = await refusal(claimDeposit(db(), chain, config, { accountId: claimer, txHash }));
     expect(error.apiCode).toBe('BAD_REQUEST');
-    expect(error.message).toContain('sign in with that wallet');
+    expect(error.message).toContain('not a wallet of your account'); // the same answer as for another account's wallet
     const [row] = await rowOf(txHash);
     expect(row).toMatchObject({ status: 'unclaimed', accountId: null, amountMicros: 4_200_000 });
 

@@ -205,4 +205,14 @@ describe('error logging', () => {
     expect(text).toContain('duplicate key value');
     expect(text).not.toContain('9f86d081884c7d65');
   });
+
+  test('nor an RPC endpoint (its key sits in the URL) or a request body', async () => {
+    const { describeError } = await import('../server/app.ts');
+    const viem = new Error('HTTP request failed.\n\nStatus: 500\nURL: https://polygon-mainnet.g.alchemy.com/v2/secretKey123\nRequest body: {"method":"eth_call","params":[{"to":"0xabc"}]}\n\nVersion: viem@2');
+    const text = describeError(Object.assign(new Error('Polygon RPC failed: HTTP request failed.'), { cause: viem }));
+    expect(text).toContain('Polygon RPC failed');
+    expect(text).toContain('URL: <url>');
+    expect(text).not.toContain('secretKey123');
+    expect(text).not.toContain('eth_call');
+  });
 });

@@ -97,7 +97,13 @@ export const usageRecords = pgTable(
     requestId: text('request_id').notNull(),
     /** Who pays it: the prepaid balance, or the metered subscription (exported to Stripe, issue #17). */
     billedTo: text('billed_to', { enum: ['balance', 'meter'] }).notNull().default('balance'),
+    /** A metered row: the meter export batch that sent it to Stripe (null: not exported yet; see server/billing/meter-export.ts). */
+    exportBatch: text('export_batch'),
     createdAt: createdAt(),
   },
-  (t) => [index('usage_records_account_time_idx').on(t.accountId, t.createdAt, t.id), index('usage_records_metered_time_idx').on(t.createdAt).where(sql`${t.billedTo} = 'meter'`)],
+  (t) => [
+    index('usage_records_account_time_idx').on(t.accountId, t.createdAt, t.id),
+    // The meter exporter's work list: metered rows not exported yet (exported rows leave the index).
+    index('usage_records_metered_unexported_idx').on(t.createdAt).where(sql`${t.billedTo} = 'meter' and ${t.exportBatch} is null`),
+  ],
 );

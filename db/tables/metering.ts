@@ -1,8 +1,9 @@
 /**
- * Metered billing exported to Stripe (issue #17): each closed minute's usage of every metered account
- * is written here (the outbox) in the same transaction that advances the cursor, then delivered to
- * Stripe's meter events with the row's deterministic identifier; `sentAt` marks delivery. A lease on
- * the cursor row lets one instance export at a time.
+ * Metered billing exported to Stripe (issue #17): each export pass marks the settled, not yet exported
+ * metered usage rows with a new batch id (`usage_records.export_batch`) and, in the same transaction,
+ * writes their sums per account and minute here (the outbox), one row per (account, minute, batch).
+ * Each row is then delivered to Stripe's meter events with its deterministic identifier; `sentAt`
+ * marks delivery. A lease on the cursor row lets one instance export at a time.
  */
 import { bigint, index, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
@@ -14,21 +15,22 @@ export const meterExports = pgTable(
     accountId: text('account_id').notNull(),
     /** The minute (UTC, start) the value covers. */
     minute: at('minute').notNull(),
+    /** The export pass that marked the usage rows summed here ('' for rows written before batches existed). */
+    batch: text('batch').notNull(),
     stripeCustomerId: text('stripe_customer_id').notNull(),
-    /** Σ usage cost of the account in that minute, micro-USD. */
+    /** Σ cost of the batch's usage rows of the account in that minute, micro-USD. */
     valueMicros: bigint('value_micros', { mode: 'number' }).notNull(),
-    /** Stripe's idempotency: the same (account, minute) is never counted twice. */
+    /** Stripe's idempotency, from (account, minute, batch): a resend of this row is never counted twice. */
     identifier: text('identifier').notNull(),
     sentAt: at('sent_at'),
     createdAt: at('created_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.minute] }), index('meter_exports_unsent_idx').on(t.sentAt, t.minute)],
+  (t) => [primaryKey({ columns: [t.accountId, t.minute, t.batch] }), index('meter_exports_unsent_idx').on(t.sentAt, t.minute)],
 );
 
-/** One row ('stripe'): every minute before `exportedThrough` is in meter_exports; the lease names its holder. */
+/** One row ('stripe'): the export lease (who holds it, until when). */
 export const meterCursor = pgTable('meter_cursor', {
   id: text('id').primaryKey(),
-  exportedThrough: at('exported_through').notNull(),
   leaseOwner: text('lease_owner'),
   leaseUntil: at('lease_until'),
 });

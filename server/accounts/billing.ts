@@ -229,7 +229,8 @@ function rowsOf<T>(result: unknown): T[] {
 /**
  * Undoes a reservation: removes its usage row and returns exactly what that row cost, to what paid
  * it — the balance, or the metered month it counted in — and lowers its key's capped spend if that
- * window is still current (one statement). By usage id alone (server-generated, 128 random bits): a
+ * window is still current (one statement). A metered row the Stripe export has already taken (a
+ * refund later than the export's settle time, e.g. retried after a database outage) is left as billed. By usage id alone (server-generated, 128 random bits): a
  * charge whose admission answer was lost is refunded without knowing its account. A second refund of
  * the same charge finds no row and does nothing.
  */
@@ -239,8 +240,10 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
     'refund_charge',
     sql`
       with removed as (
+        -- A metered row already exported to Stripe (export_batch set: billed there) stays, and so does
+        -- what it counted: our records keep agreeing with what the customer was charged.
         delete from usage_records
-         where id = ${sql.placeholder('usageId')}::text
+         where id = ${sql.placeholder('usageId')}::text and export_batch is null
         returning account_id, api_key_id, cost_micros, billed_to,
                   to_char(created_at at time zone 'UTC', 'YYYY-MM') as month, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day
       ), key_refund as (

@@ -46,6 +46,10 @@ export async function verifySignIn(db: Db, settings: SignInSettings, input: { me
   if (!fields.address || !fields.domain || !fields.uri || !fields.nonce || !fields.chainId || !fields.issuedAt || fields.version !== '1') {
     throw new ApiError('BAD_REQUEST', 'message: not an EIP-4361 message (domain, address, URI, version 1, chain ID, nonce and issued-at are required)');
   }
+  // viem reads an unparseable date-time as an invalid Date: refused, never taken as "no limit".
+  for (const [name, value] of [['Issued At', fields.issuedAt], ['Expiration Time', fields.expirationTime], ['Not Before', fields.notBefore]] as const) {
+    if (value && Number.isNaN(value.getTime())) throw new ApiError('BAD_REQUEST', `message: ${name} is not an ISO 8601 date-time`);
+  }
   const site = new URL(settings.publicUrl);
   if (fields.domain !== site.host) throw refuse(`the message is for ${fields.domain}, not ${site.host}`);
   if (!sameOrigin(fields.uri, site.origin)) throw refuse(`the message's URI ${fields.uri} is not on ${site.origin}`);

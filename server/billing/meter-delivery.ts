@@ -1,6 +1,7 @@
 /**
- * Delivery half of the meter export (meter-export.ts has the pass): sends unsent outbox rows to
- * Stripe's meter events, oldest first, a few in flight, and stamps sent_at on each one Stripe took.
+ * Delivery half of the meter export (meter-export.ts has the pass): sends unsent outbox rows (one per
+ * account, minute and batch) to Stripe's meter events, oldest minute first, a few in flight, and
+ * stamps sent_at on each one Stripe took.
  * Retries are ours (the client's own are off) so that they are bounded per pass and visible.
  */
 import { sql } from 'drizzle-orm';
@@ -12,6 +13,8 @@ export interface MeterExportFailure {
   accountId: string;
   /** ISO minute (UTC). */
   minute: string;
+  /** The export batch of the outbox row. */
+  batch: string;
   identifier: string;
   /** Stripe's HTTP status; absent for network errors and rows we could not send (no customer id). */
   status?: number;
@@ -53,6 +56,7 @@ export function redact(error: unknown, secretKey?: string): string {
 interface OutboxRow {
   account_id: string;
   minute_s: string | number;
+  batch: string;
   value_micros: string | number;
   identifier: string;
   customer: string | null;
@@ -138,7 +142,7 @@ export async function deliverRows(services: Services, stripe: Stripe, options: D
   const handle = async (row: OutboxRow) => {
     const minute = new Date(Number(row.minute_s) * 1000).toISOString();
     const fail = (outcome: { status?: number; reason: string }) => {
-      const failure = { accountId: row.account_id, minute, identifier: row.identifier, ...outcome };
+      const failure = { accountId: row.account_id, minute, batch: row.batch, identifier: row.identifier, ...outcome };
       failures.push(failure);
       logger.error('metered usage not delivered to Stripe', { ...failure });
     };
@@ -146,7 +150,7 @@ export async function deliverRows(services: Services, stripe: Stripe, options: D
     const outcome = await send(row, row.customer);
     if (outcome.kind === 'sent') {
       await db.execute(sql`update meter_exports set sent_at = ${options.now().toISOString()}::timestamptz, stripe_customer_id = ${row.customer}
-                            where account_id = ${row.account_id} and minute = to_timestamp(${Number(row.minute_s)}) and sent_at is null`);
+                            where account_id = ${row.account_id} and minute = to_timestamp(${Number(row.minute_s)}) and batch = ${row.batch} and sent_at is null`);
       delivered++;
       return;
     }
@@ -158,21 +162,21 @@ export async function deliverRows(services: Services, stripe: Stripe, options: D
     if (outcome.kind !== 'refused') stopped = true;
   };
 
-  // Keyset pages over (minute, account): a refused row stays unsent and is not met again this pass.
-  let after = { minute: -1, account: '' };
+  // Keyset pages over (minute, account, batch): a refused row stays unsent and is not met again this pass.
+  let after = { minute: -1, account: '', batch: '' };
   while (!stop()) {
     const page = await rowsOf<OutboxRow>(
       db.execute(sql`
-        select e.account_id, extract(epoch from e.minute)::bigint as minute_s, e.value_micros, e.identifier,
+        select e.account_id, extract(epoch from e.minute)::bigint as minute_s, e.batch, e.value_micros, e.identifier,
                coalesce(nullif(e.stripe_customer_id, ''), a.stripe_customer_id) as customer
           from meter_exports e left join accounts a on a.id = e.account_id
-         where e.sent_at is null and (e.minute, e.account_id) > (to_timestamp(${after.minute}), ${after.account})
-         order by e.minute, e.account_id
+         where e.sent_at is null and (e.minute, e.account_id, e.batch) > (to_timestamp(${after.minute}), ${after.account}, ${after.batch})
+         order by e.minute, e.account_id, e.batch
          limit ${PAGE}`),
     );
     if (page.length === 0) break;
     const last = page[page.length - 1]!;
-    after = { minute: Number(last.minute_s), account: last.account_id };
+    after = { minute: Number(last.minute_s), account: last.account_id, batch: last.batch };
     const queue = [...page];
     const worker = async () => {
       for (let row = queue.shift(); row && !stop(); row = queue.shift()) await handle(row);

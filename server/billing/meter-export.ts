@@ -1,54 +1,70 @@
 /**
  * Metered usage exported to Stripe Billing Meter Events (issue #17). Usage rows billed to the meter
- * (`usage_records.billed_to = 'meter'`) are summed per account and minute (UTC) into an outbox
- * (`meter_exports`), then each outbox row is sent as ONE meter event: payload {stripe_customer_id,
- * value = Σ cost in micro-USD}, timestamp = the minute, and an identifier derived from (account,
- * minute) alone, so a resend is deduplicated by Stripe (identifiers are unique for ≥ 24 h; the same
- * value is also sent as the request's Idempotency-Key).
+ * (`usage_records.billed_to = 'meter'`) are exported by marking them: each pass stamps the rows it
+ * takes with a new batch id (`usage_records.export_batch`) and writes their sums per account and
+ * minute (UTC) into an outbox (`meter_exports`, one row per (account, minute, batch)). Each outbox row
+ * is sent as ONE meter event: payload {stripe_customer_id, value = Σ cost in micro-USD}, timestamp =
+ * the minute, and an identifier derived from (account, minute, batch), so a resend of the same row is
+ * deduplicated by Stripe (identifiers are unique for ≥ 24 h; the same value is also sent as the
+ * request's Idempotency-Key), while a later batch with rows of the same minute is another event that
+ * Stripe adds up. A minute may thus be billed in several events; their sum is that minute's usage.
  *
  * One pass (exportMeteredUsage):
- *  1. Lease: one conditional upsert of the cursor row takes it when it is free, expired, or ours; a
- *     pass that does not get it does nothing (another instance is exporting). The lease lasts
- *     LEASE_MS and is renewed while the pass runs, so a crashed holder blocks others for ≤ LEASE_MS.
- *  2. Close minutes: every minute from the cursor to the last closed minute goes into the outbox, one
- *     minute per transaction that also advances the cursor (only if we still hold the lease and the
- *     cursor is where we read it) — a crash leaves the outbox and the cursor in step. Minutes with no
- *     metered usage are skipped in one step. A minute is closed GRACE_MS after it ends: a usage row's
- *     created_at is its admission statement's now(), and an admission commits within moments, so
- *     after the grace no new row can appear in that minute (see the refund caveat below).
- *  3. Deliver every unsent outbox row, oldest first, and stamp sent_at. 429, 5xx and network errors
- *     are retried with exponential backoff (ATTEMPTS per row); if a row still fails, Stripe is taken to
- *     be down and the pass stops: the rest waits for the next pass. Any other 4xx is logged and
- *     reported (`failed`) and the pass goes on with the next row; the row stays unsent, so each later
- *     pass tries it once more (e.g. after an operator fixed the customer id). 401/403 stop the pass.
+ *  1. Lease: one conditional upsert of the cursor row (meter_cursor, now the lease alone) takes it
+ *     when it is free, expired, or ours; a pass that does not get it does nothing (another instance is
+ *     exporting). The lease lasts LEASE_MS and is renewed while the pass runs, so a crashed holder
+ *     blocks others for ≤ LEASE_MS.
+ *  2. Mark, in ONE transaction that also checks we still hold the lease: every metered row not yet
+ *     exported (export_batch is null) and older than the settle time gets this pass's batch id, and
+ *     the sums of exactly those rows per (account, minute) go into the outbox with that batch. A
+ *     crash leaves both or neither. Nothing depends on when a row commits: a row whose admission
+ *     committed late (lock waits, a stall) — after rows of its minute were exported — is simply
+ *     taken by a later pass, in its own batch. Each row is counted in exactly one batch (the update
+ *     only takes unmarked rows; concurrent markers would serialize on the row locks).
+ *  3. Deliver every unsent outbox row, oldest minute first, and stamp sent_at. 429, 5xx and network
+ *     errors are retried with exponential backoff (ATTEMPTS per row); if a row still fails, Stripe is
+ *     taken to be down and the pass stops: the rest waits for the next pass. Any other 4xx is logged
+ *     and reported (`failed`) and the pass goes on with the next row; the row stays unsent, so each
+ *     later pass tries it once more (e.g. after an operator fixed the customer id). 401/403 stop the pass.
  *
- * Where a fresh cursor starts: at the minute of the earliest metered usage row (nothing metered is
- * ever skipped), or at the current minute when there is none.
+ * Settle time (settleMs): a row is exported only once it is max(5 s, 2 × VENUE_TIMEOUT_MS + 5 s) old
+ * (by created_at, its admission statement's now()). A failed request is refunded (its usage row
+ * deleted) when its handler ends, at most about VENUE_TIMEOUT_MS after admission, so normally a
+ * refunded row is gone before any pass could take it.
+ * Caveat: a refund later than the settle time (e.g. a refund retried after a database outage) of a
+ * row already exported stays billed on Stripe: meter events cannot be lowered after the fact. The
+ * refund must then keep the row (it was billed) rather than delete it — see refundCharge.
  * Clock: the database's (the clock that stamps created_at), unless a test injects `now`.
  * A crash between Stripe's answer and the sent_at update resends the row on the next pass: the
  * identifier makes that harmless while it is within Stripe's 24 h window.
- * Caveat: a request refunded after its minute was exported (its usage row deleted late) stays billed
- * on Stripe; admissions that fail are refunded within their request, normally well inside the grace.
+ * Rows exported before batches existed (by the former minute cursor) carry the batch ''.
  */
 import { hostname } from 'node:os';
 import { sql, type SQL } from 'drizzle-orm';
 import type Stripe from 'stripe';
+import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { createStripeClient, deliverRows, redact, rowsOf, type MeterExportFailure } from './meter-delivery.ts';
 
 export { createStripeClient, type MeterExportFailure } from './meter-delivery.ts';
 
 export const CURSOR_ID = 'stripe';
-/** A minute closes this long after it ends (in-flight admissions commit; small clock differences). */
-export const GRACE_MS = 5_000;
 /** How long a lease holds without renewal: the longest a crashed exporter blocks the others. */
 export const LEASE_MS = 60_000;
-const MINUTE_MS = 60_000;
+
+/**
+ * How old a metered usage row must be before it is exported: long enough that a failed request has
+ * been refunded (its row deleted) — the handler's venue call times out after VENUE_TIMEOUT_MS, twice
+ * that for slack — plus 5 s for in-flight admissions and small clock differences.
+ */
+export function settleMs(config: Pick<Config, 'venueTimeoutMs'>): number {
+  return Math.max(5_000, 2 * config.venueTimeoutMs + 5_000);
+}
 
 export interface MeterExportSummary {
-  /** Minutes the cursor moved over in this pass (empty ones included). */
-  minutesClosed: number;
-  /** Outbox rows written (one per account with metered usage in a closed minute). */
+  /** Usage rows this pass marked as exported (its batch). */
+  usageRows: number;
+  /** Outbox rows written (one per account and minute among those usage rows, zero sums left out). */
   rowsWritten: number;
   delivered: number;
   /** Rows Stripe refused (4xx), or whose retries ran out (Stripe down): still unsent. */
@@ -80,8 +96,12 @@ export function exporterName(): string {
   return `${hostname()}/${process.pid}/${crypto.randomUUID().slice(0, 8)}`;
 }
 
+/** A new batch id: when the pass marked its rows, and a random part (ids never repeat). */
+function batchId(at: Date): string {
+  return `${at.toISOString()}/${crypto.randomUUID().slice(0, 8)}`;
+}
+
 const iso = (d: Date) => d.toISOString();
-const floorMinute = (ms: number) => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
 
 /** The database's clock, read once and followed locally for the pass. */
 async function databaseClock(services: Services): Promise<() => Date> {
@@ -95,20 +115,18 @@ export async function exportMeteredUsage(services: Services, options: MeterExpor
   const config = services.config.stripe;
   const now = options.now ?? (await databaseClock(services));
   const owner = options.owner ?? exporterName();
-  const summary: MeterExportSummary = { minutesClosed: 0, rowsWritten: 0, delivered: 0, failed: 0, pending: 0, busy: false, failures: [] };
+  const summary: MeterExportSummary = { usageRows: 0, rowsWritten: 0, delivered: 0, failed: 0, pending: 0, busy: false, failures: [] };
   const leaseUntil = () => iso(new Date(now().getTime() + LEASE_MS));
 
-  // 1. The lease, in one statement: a first pass creates the cursor (with its starting minute).
-  const start = sql`coalesce(date_trunc('minute', (select min(created_at) from usage_records where billed_to = 'meter'), 'UTC'),
-                             date_trunc('minute', ${iso(now())}::timestamptz, 'UTC'))`;
-  const [lease] = await rowsOf<{ through: string | number }>(
+  // 1. The lease, in one statement (a first pass creates the row).
+  const [lease] = await rowsOf<{ id: string }>(
     db.execute(sql`
-      insert into meter_cursor (id, exported_through, lease_owner, lease_until)
-      values (${CURSOR_ID}, ${start}, ${owner}, ${leaseUntil()}::timestamptz)
+      insert into meter_cursor (id, lease_owner, lease_until)
+      values (${CURSOR_ID}, ${owner}, ${leaseUntil()}::timestamptz)
       on conflict (id) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until
        where meter_cursor.lease_owner is null or meter_cursor.lease_owner = excluded.lease_owner
           or meter_cursor.lease_until < ${iso(now())}::timestamptz
-      returning (extract(epoch from exported_through) * 1000)::bigint as through`),
+      returning id`),
   );
   if (!lease) {
     summary.busy = true;
@@ -122,28 +140,18 @@ export async function exportMeteredUsage(services: Services, options: MeterExpor
   const stillOurs = (update: SQL) => sql`${update} where id = ${CURSOR_ID} and lease_owner = ${owner}`;
 
   try {
-    // 2. Close minutes.
-    let cursor = Number(lease.through);
-    const closeThrough = floorMinute(now().getTime() - GRACE_MS);
-    while (cursor < closeThrough && !options.signal?.aborted) {
-      const [next] = await rowsOf<{ first: string | number | null }>(
-        db.execute(sql`select (extract(epoch from min(created_at)) * 1000)::bigint as first from usage_records
-                        where billed_to = 'meter' and created_at >= ${iso(new Date(cursor))}::timestamptz and created_at < ${iso(new Date(closeThrough))}::timestamptz`),
-      );
-      const minute = next?.first == null ? null : floorMinute(Number(next.first));
-      const through = minute === null ? closeThrough : minute + MINUTE_MS;
-      const written = await db.transaction(async (tx) => {
-        const rows = minute === null ? [] : await rowsOf(tx.execute(aggregateMinute(minute)));
-        const moved = await rowsOf(
-          tx.execute(sql`${stillOurs(sql`update meter_cursor set exported_through = ${iso(new Date(through))}::timestamptz, lease_until = ${leaseUntil()}::timestamptz`)}
-                          and exported_through = ${iso(new Date(cursor))}::timestamptz returning id`),
-        );
-        if (moved.length === 0) throw new LeaseLost();
-        return rows.length;
+    // 2. Mark the settled rows with a new batch and write their sums, in one transaction.
+    if (!options.signal?.aborted) {
+      const at = now();
+      const before = new Date(at.getTime() - settleMs(services.config));
+      const marked = await db.transaction(async (tx) => {
+        const held = await rowsOf(tx.execute(sql`${stillOurs(sql`update meter_cursor set lease_until = ${leaseUntil()}::timestamptz`)} returning id`));
+        if (held.length === 0) throw new LeaseLost();
+        const [counts] = await rowsOf<{ usage_rows: string | number; written: string | number }>(tx.execute(markBatch(batchId(at), before)));
+        return counts!;
       });
-      summary.rowsWritten += written;
-      summary.minutesClosed += (through - cursor) / MINUTE_MS;
-      cursor = through;
+      summary.usageRows = Number(marked.usage_rows);
+      summary.rowsWritten = Number(marked.written);
     }
 
     // 3. Deliver (without a key there is no client: such a pass, never run by our callers, only fills the outbox).
@@ -167,23 +175,28 @@ export async function exportMeteredUsage(services: Services, options: MeterExpor
 class LeaseLost extends Error {}
 
 /**
- * One minute's outbox rows: Σ metered cost per account (accounts with a zero sum send nothing).
- * The identifier depends on (account, minute) only. An account without a Stripe customer id gets ''
- * here: its usage is kept, and delivery uses the id the account has by then (or reports it missing).
+ * One statement: marks every unexported metered row created before `before` with `batch`, and writes
+ * Σ cost of exactly those rows per (account, minute) into the outbox (accounts with a zero sum send
+ * nothing). The identifier depends on (account, minute, batch) only. An account without a Stripe
+ * customer id gets '' here: its usage is kept, and delivery uses the id the account has by then (or
+ * reports it missing). Answers how many usage rows were marked and how many outbox rows written.
  */
-function aggregateMinute(minuteMs: number): SQL {
-  const from = iso(new Date(minuteMs));
-  const to = iso(new Date(minuteMs + MINUTE_MS));
+function markBatch(batch: string, before: Date): SQL {
   return sql`
-    insert into meter_exports (account_id, minute, stripe_customer_id, value_micros, identifier)
-    select u.account_id, ${from}::timestamptz, coalesce(a.stripe_customer_id, ''), sum(u.cost_micros)::bigint,
-           'mu_' || md5(u.account_id || '/' || ${String(minuteMs / 1000)})
-      from usage_records u left join accounts a on a.id = u.account_id
-     where u.billed_to = 'meter' and u.created_at >= ${from}::timestamptz and u.created_at < ${to}::timestamptz
-     group by u.account_id, a.stripe_customer_id
-    having sum(u.cost_micros) > 0
-    on conflict (account_id, minute) do nothing
-    returning account_id`;
+    with marked as (
+      update usage_records set export_batch = ${batch}
+       where billed_to = 'meter' and export_batch is null and created_at < ${iso(before)}::timestamptz
+      returning account_id, date_trunc('minute', created_at, 'UTC') as minute, cost_micros
+    ), written as (
+      insert into meter_exports (account_id, minute, batch, stripe_customer_id, value_micros, identifier)
+      select m.account_id, m.minute, ${batch}, coalesce(a.stripe_customer_id, ''), sum(m.cost_micros)::bigint,
+             'mu_' || md5(m.account_id || '/' || extract(epoch from m.minute)::bigint::text || '/' || ${batch}::text)
+        from marked m left join accounts a on a.id = m.account_id
+       group by m.account_id, m.minute, a.stripe_customer_id
+      having sum(m.cost_micros) > 0
+      returning account_id
+    )
+    select (select count(*) from marked)::bigint as usage_rows, (select count(*) from written)::bigint as written`;
 }
 
 async function countPending(services: Services): Promise<number> {

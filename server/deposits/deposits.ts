@@ -129,11 +129,13 @@ export async function claimDeposit(db: Db, chain: DepositChain, config: DepositC
 
   const mine = verdict.deposits.filter((d) => owners.get(d.from) === input.accountId);
   if (!mine.length) {
-    const owned = verdict.deposits.find((d) => owners.has(d.from));
-    // Whose wallet it is stays unsaid: only that it is not one of this account's.
-    if (owned) throw new ApiError('BAD_REQUEST', `The sender ${owned.from} of this transfer is not a wallet of your account; claim only transfers sent from wallets you signed in with`);
+    // One answer whether the sender belongs to another account or to none: a claim must not reveal
+    // which wallets are customers here (transfers to the deposit address are public on chain).
     const sender = verdict.deposits[0]!.from;
-    throw new ApiError('BAD_REQUEST', `The sender ${sender} is not a wallet of any account yet: sign in with that wallet and the deposit is credited to its account (it is held until then)`);
+    throw new ApiError(
+      'BAD_REQUEST',
+      `The sender ${sender} of this transfer is not a wallet of your account; claim only transfers sent from wallets you signed in with (a transfer from a wallet with no account yet is credited when that wallet first signs in)`,
+    );
   }
   return {
     deposits: await depositsOfTransaction(

@@ -2,13 +2,17 @@
  * A customer's browser session in place of a key (issue #17). Routes whose meta says `session: true`
  * accept, when the request carries no key, the session cookie of a wallet sign-in: the account is the
  * session's own (x-account-id is the operator's header and is ignored), nothing is billed, and a
- * state-changing request must come from a trusted Origin (CSRF). Order: the failed-authentication gate
- * and the session (401) → Origin (403) → rate limit (429) → input (400).
+ * state-changing request must come from a trusted Origin (CSRF). Order: the session (401) → Origin
+ * (403) → rate limit (429) → input (400).
+ *
+ * A cookie that names no live session (unknown, expired, signed out) is 401 and counts against the
+ * client address in a bucket of its own (RATE_LIMIT_AUTH_FAILURE_*: 429 once used up): never in the
+ * API keys' failed-authentication gate, so visitors behind one address checking a stale cookie can
+ * never lock that address's API clients out. A request with no cookie counts nowhere.
  */
 import { findSession, requireTrustedOrigin, sessionToken, type Session } from '../auth/sessions.ts';
 import { ApiError } from '../errors.ts';
 import type { RequestContext } from './context.ts';
-import { authFailed, keyCheckOf, refuseBlockedClient } from './key-gate.ts';
 import { inspectInput } from './input-inspection.ts';
 import { applyRateLimit } from './rate-limits.ts';
 import { rawInputOf } from './raw-input.ts';
@@ -30,9 +34,11 @@ export function sessionOf(ctx: RequestContext): Promise<Session | null> {
 /** Admits a session call, or throws 401 / 403 / 429 / 400. */
 export async function admitSession(opts: Options): Promise<Session> {
   const { ctx } = opts;
-  await refuseBlockedClient(ctx);
   const session = await sessionOf(ctx);
-  if (!session) throw await authFailed(ctx, keyCheckOf(ctx), new ApiError('UNAUTHORIZED', 'Session expired or signed out: sign in again (GET /api/auth/nonce, POST /api/auth/verify)'));
+  if (!session) {
+    if (sessionToken(ctx.headers.get('cookie')) !== null) await applyRateLimit(ctx, `session-fail:${ctx.clientIp()}`, ctx.services.config.rateLimits.authFailure);
+    throw new ApiError('UNAUTHORIZED', 'Session expired or signed out: sign in again (GET /api/auth/nonce, POST /api/auth/verify)');
+  }
   requireTrustedOrigin(ctx.services.config, ctx.method, ctx.headers.get('origin'));
   await applyRateLimit(ctx, `session:${session.accountId}`, ctx.services.config.rateLimits.key);
   inspectInput(await rawInputOf(opts));
