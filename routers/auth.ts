@@ -3,24 +3,12 @@ import { getAddress } from 'viem';
 import { z } from 'zod';
 import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sessionToken } from '../server/auth/sessions.ts';
 import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
-import { createPolygonClient } from '../server/chain/position-reader.ts';
 import { creditUnclaimedFor } from '../server/deposits/deposits.ts';
-import type { Services } from '../server/services.ts';
 import { router } from '../server/trpc/init.ts';
 import { publicProcedure, sessionProcedure } from '../server/trpc/procedures.ts';
 import { iso, isoString, noInput } from './params.ts';
 
 const TAG = ['Sign-in'];
-
-/** Smart-wallet signatures (ERC-1271/6492) need the chain: a client when POLYGON_RPC_URL is set. */
-const clients = new WeakMap<Services, ReturnType<typeof createPolygonClient> | undefined>();
-function chainClient(services: Services) {
-  if (!clients.has(services)) {
-    const rpc = services.config.polymarket.polygonRpcUrl;
-    clients.set(services, rpc ? createPolygonClient(rpc, { timeoutMs: services.config.venueTimeoutMs }) : undefined);
-  }
-  return clients.get(services);
-}
 
 const sessionView = z.object({
   accountId: z.string(),
@@ -51,7 +39,7 @@ export const authRouter = router({
     .output(z.object({ accountId: z.string(), address: z.string(), created: z.boolean().meta({ description: 'This sign-in created the account' }), expiresAt: isoString() }))
     .mutation(async ({ ctx, input }) => {
       const { config, database } = ctx.services;
-      const signedIn = await verifySignIn(database.db, { publicUrl: config.auth.publicUrl, chainId: config.auth.chainId, client: chainClient(ctx.services) }, { message: input.message, signature: input.signature as `0x${string}` });
+      const signedIn = await verifySignIn(database.db, { publicUrl: config.auth.publicUrl, chainId: config.auth.chainId, client: ctx.services.polygon }, { message: input.message, signature: input.signature as `0x${string}` });
       // Deposits this wallet sent before it had an account are credited to it now (once).
       await creditUnclaimedFor(database.db, signedIn.address, signedIn.accountId);
       const session = await createSession(database.db, config, signedIn);

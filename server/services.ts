@@ -13,6 +13,7 @@ import { MarketData } from './market/market-data.ts';
 import { CredentialCipher } from './trading/credential-cipher.ts';
 import { createVenue } from './venues/index.ts';
 import type { Venue } from './venues/venue.ts';
+import type { PublicClient } from 'viem';
 import { createPolygonClient } from './chain/position-reader.ts';
 import { createDepositChain, type DepositChain } from './deposits/chain.ts';
 import type { RateLimiter } from './ratelimit/rate-limiter.ts';
@@ -38,6 +39,8 @@ export interface Services {
   recentKeys: RecentKeys;
   /** Reads stablecoin transfers for deposits (DEPOSIT_ADDRESS and POLYGON_RPC_URL set); undefined: deposits are off. */
   depositChain?: DepositChain;
+  /** Polygon through POLYGON_RPC_URL, when set: smart-wallet sign-in signatures (ERC-1271/6492) are checked there. */
+  polygon?: PublicClient;
 }
 
 export function digestOf(text: string): Uint8Array {
@@ -45,17 +48,18 @@ export function digestOf(text: string): Uint8Array {
 }
 
 /** The chain deposits are read from: Polygon through POLYGON_RPC_URL, when a deposit address is configured. */
-function defaultDepositChain(config: Config): DepositChain | undefined {
-  const rpc = config.polymarket.polygonRpcUrl;
-  if (!config.deposits.address || !rpc) return undefined;
-  return createDepositChain(createPolygonClient(rpc, { timeoutMs: config.venueTimeoutMs }));
+function defaultDepositChain(config: Config, polygon: PublicClient | undefined): DepositChain | undefined {
+  if (!config.deposits.address || !polygon) return undefined;
+  return createDepositChain(polygon);
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain'>,
-  options: { venue?: Venue; now?: () => number; depositChain?: DepositChain } = {},
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon'>,
+  options: { venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Services {
   const venue = options.venue ?? createVenue(parts.config, parts.database.db, options.now);
+  const rpc = parts.config.polymarket.polygonRpcUrl;
+  const polygon = options.polygon ?? (rpc ? createPolygonClient(rpc, { timeoutMs: parts.config.venueTimeoutMs }) : undefined);
   const { tradingEncryptionKey, tradingEncryptionPreviousKeys } = parts.config;
   if (!tradingEncryptionKey) throw new Error('createServices needs a resolved TRADING_ENCRYPTION_KEY (see resolveEncryptionKey)');
   return {
@@ -66,7 +70,8 @@ export function createServices(
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
     venue,
     recentKeys: new RecentKeys(),
-    depositChain: options.depositChain ?? defaultDepositChain(parts.config),
+    depositChain: options.depositChain ?? defaultDepositChain(parts.config, polygon),
+    polygon,
     refunds: new Refunds(parts.database.db, billingCommitsSynchronously(parts.config.billingSynchronousCommit, parts.database.kind), parts.logger),
   };
 }

@@ -7,7 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
+import { getAddress, hashMessage } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { startEvm } from './harness/in-process-evm.ts';
 import { accounts, authSessions } from '../db/schema.ts';
 import { createTestApp, DASHBOARD_KEY, trpcClient, type TestApp } from './harness/app.ts';
 import { dashboardHeaders, fundedAccount } from './harness/factories.ts';
@@ -83,6 +85,30 @@ describe('the message', () => {
     const answer = await refusal(await verify(t, message, await wallet.signMessage({ message })));
     expect(answer).toMatchObject({ status: 401, code: 'UNAUTHORIZED', message: expect.stringContaining(reason) });
   });
+
+  test('a smart wallet (ERC-1271) signs in through the chain; its owner\'s signature for another contract does not', async () => {
+    const evm = await startEvm();
+    const chained = await createTestApp({}, { database: t.database, polygon: evm.client });
+    try {
+      const owner = newWallet();
+      const wallet = await evm.deploy('DepositWallet', [owner.address, '0x00000000000Fb5C9ADea0298D729A0CB3823Cc07']);
+      const message = await signInMessage(chained, { address: wallet } as never);
+      const signature = await owner.sign({ hash: hashMessage(message) });
+      const res = await verify(chained, message, signature);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ address: getAddress(wallet), created: true });
+      // Without the chain (no POLYGON_RPC_URL) a contract wallet cannot be checked: refused.
+      const again = await signInMessage(t, { address: wallet } as never);
+      expect((await verify(t, again, await owner.sign({ hash: hashMessage(again) }))).status).toBe(401);
+      // Another contract's owner cannot sign for this one.
+      const stranger = newWallet();
+      const third = await signInMessage(chained, { address: wallet } as never);
+      expect((await verify(chained, third, await stranger.sign({ hash: hashMessage(third) }))).status).toBe(401);
+    } finally {
+      await chained.close();
+      await evm.close();
+    }
+  }, 60_000);
 
   test('refuses a signature by another wallet (401), a malformed message or signature (400)', async () => {
     const wallet = newWallet();

@@ -10,6 +10,7 @@ import { createLogger } from '../../server/lib/logger.ts';
 import { MemoryRateLimiter, type RateLimiter } from '../../server/ratelimit/rate-limiter.ts';
 import { RedisRateLimiter } from '../../server/ratelimit/redis-rate-limiter.ts';
 import { createServices, type Services } from '../../server/services.ts';
+import type { PublicClient } from 'viem';
 import type { DepositChain } from '../../server/deposits/chain.ts';
 import type { Venue } from '../../server/venues/venue.ts';
 import { freshDatabase, type TestDatabase } from './databases.ts';
@@ -48,7 +49,7 @@ export interface TestApp {
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { database?: TestDatabase; rateLimiter?: RateLimiter; logLines?: string[]; venue?: Venue; now?: () => number; depositChain?: DepositChain } = {},
+  options: { database?: TestDatabase; rateLimiter?: RateLimiter; logLines?: string[]; venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ ...TEST_ENV, ...env });
   const database = options.database ?? (await freshDatabase());
@@ -56,7 +57,7 @@ export async function createTestApp(
   const logger = options.logLines
     ? createLogger('info', (line) => options.logLines!.push(line))
     : createLogger(config.logLevel);
-  const services = createServices({ config, database, rateLimiter, logger }, { venue: options.venue, now: options.now, depositChain: options.depositChain });
+  const services = createServices({ config, database, rateLimiter, logger }, { venue: options.venue, now: options.now, depositChain: options.depositChain, polygon: options.polygon });
   const app = createApp(services);
   return {
     app,
