@@ -6,6 +6,7 @@ import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
 import { creditUnclaimedFor } from '../server/deposits/deposits.ts';
 import { router } from '../server/trpc/init.ts';
 import { publicProcedure, sessionProcedure } from '../server/trpc/procedures.ts';
+import { sessionOf } from '../server/trpc/session-gate.ts';
 import { iso, isoString, noInput } from './params.ts';
 
 const TAG = ['Sign-in'];
@@ -45,6 +46,18 @@ export const authRouter = router({
       const session = await createSession(database.db, config, signedIn);
       ctx.resHeaders['Set-Cookie'] = sessionCookie(config, session.token, session.expiresAt);
       return { accountId: signedIn.accountId, address: signedIn.address, created: signedIn.created, expiresAt: iso(session.expiresAt) };
+    }),
+
+  /** For a page deciding what to show: never 401 (a signed-out visitor is an answer, not an error). */
+  status: publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/auth/status', tags: TAG, summary: 'Whether the request carries a live session (never 401): the page decides between sign-in and the account' } })
+    .input(noInput())
+    .output(z.object({ signedIn: z.boolean(), accountId: z.string().nullable(), address: z.string().nullable(), expiresAt: isoString().nullable() }))
+    .query(async ({ ctx }) => {
+      const session = await sessionOf(ctx);
+      return session
+        ? { signedIn: true, accountId: session.accountId, address: getAddress(session.address), expiresAt: iso(session.expiresAt) }
+        : { signedIn: false, accountId: null, address: null, expiresAt: null };
     }),
 
   session: sessionProcedure

@@ -4,6 +4,7 @@
  *   /trpc/*        tRPC for typed clients (http/trpc-endpoint.ts)
  *   /openapi.json  OpenAPI 3.1, generated once here
  *   /docs          the interactive reference (http/docs/)
+ *   /dashboard     the customer web app (dashboard/, served by http/dashboard/)
  *   /healthz, /readyz
  * `handle` is what every request gets: a request id, CORS, the X-Request-Id and cost headers, JSON
  * errors for unknown paths, and one JSON log line. It hands /api/* to the REST bridge itself and
@@ -17,6 +18,7 @@ import { errorResponse, toPublicError, ApiError, type PublicError } from './erro
 import { createCorsPolicy } from './http/cors.ts';
 import { bodyTooLarge, declaresTooLargeBody } from './http/body-reader.ts';
 import { docsAssets } from './http/docs/assets.ts';
+import { dashboardAssets } from './http/dashboard/assets.ts';
 import { assertQueryParameterCount } from './http/input-checks.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { requestTarget, type RequestTarget } from './http/request-target.ts';
@@ -89,6 +91,9 @@ export function createApp(services: Services) {
     .get('/openapi.json', () => new Response(openApiJson, { headers: { 'content-type': 'application/json' } }))
     .get('/docs', () => docsAssets.page())
     .get('/docs/:asset', ({ params }) => docsAssets.asset(params.asset))
+    .get('/dashboard', () => dashboardAssets.page())
+    .get('/dashboard/', () => dashboardAssets.page())
+    .get('/dashboard/assets/:asset', ({ params }) => dashboardAssets.asset(params.asset))
     .all(
       `${TRPC_PREFIX}/*`,
       async ({ request }) => {

@@ -192,6 +192,15 @@ describe('the session', () => {
     expect(await refusal(await verify(t, message, await wallet.signMessage({ message })))).toMatchObject({ status: 400 });
   });
 
+  test('GET /api/auth/status answers signed in or not, never 401', async () => {
+    const customer = await signIn(t);
+    expect(await (await t.request('/api/auth/status', { headers: customer.headers })).json()).toMatchObject({ signedIn: true, accountId: customer.accountId, address: customer.wallet.address });
+    const none = await t.request('/api/auth/status');
+    expect(none.status).toBe(200);
+    expect(await none.json()).toEqual({ signedIn: false, accountId: null, address: null, expiresAt: null });
+    expect(await (await t.request('/api/auth/status', { headers: { cookie: 'pipo_session=' + 'B'.repeat(43) } })).json()).toMatchObject({ signedIn: false });
+  });
+
   test('logout ends the session at once; an expired session is refused; operator-only routes never open to a session', async () => {
     const customer = await signIn(t);
     expect((await t.request('/api/auth/session', { headers: customer.headers })).status).toBe(200);
