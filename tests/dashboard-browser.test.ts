@@ -10,17 +10,16 @@
  * screenshots under docs/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from './harness/chromium.ts';
 import { parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createDepositChain } from '../server/deposits/chain.ts';
 import { createTestApp, type TestApp } from './harness/app.ts';
 import { startEvm, type InProcessEvm } from './harness/in-process-evm.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`Chromium not found at ${CHROMIUM}; .ci/run installs it`);
+const available = chromiumAvailable;
 const ROOT = new URL('..', import.meta.url).pathname;
 const SHOTS = process.env.SCREENSHOTS === '1' ? `${ROOT}docs/screenshots` : null;
 const USDC: Address = '0x3c499c542cef5e3811e1192ce70d8cc03d5c3359';
@@ -46,10 +45,7 @@ beforeAll(async () => {
   await evm.deploy('MiniErc20', [], USDC);
   t = await createTestApp({ PUBLIC_URL: origin, DEPOSIT_ADDRESS, DEPOSIT_SCAN_INTERVAL_MS: '0' }, { depositChain: createDepositChain(evm.client, { finalityDepth: 0 }) });
   handler = (request) => t.app.handle(request, { clientIp: '127.0.0.1' });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
   if (!available) return;

@@ -4,13 +4,11 @@
  * Outside CI the test is skipped when Chromium is not installed; in CI a missing browser fails it.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from './harness/chromium.ts';
 import { createTestApp, type TestApp } from './harness/app.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`Chromium not found at ${CHROMIUM}; .ci/run installs it`);
+const available = chromiumAvailable;
 
 let t: TestApp;
 let server: ReturnType<typeof Bun.serve>;
@@ -19,10 +17,7 @@ beforeAll(async () => {
   if (!available) return;
   t = await createTestApp();
   server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (req) => t.app.handle(req) });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   if (!available) return;
