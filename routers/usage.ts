@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listUsage } from '../server/accounts/usage.ts';
+import { listUsage, summariseUsage } from '../server/accounts/usage.ts';
 import { ApiError } from '../server/errors.ts';
 import { microsToUsd } from '../server/lib/money.ts';
 import { router } from '../server/trpc/init.ts';
@@ -10,10 +10,23 @@ const usageRecord = z.object({
   id: z.string(),
   path: z.string(),
   method: z.string(),
+  keyId: z.string().meta({ description: 'The API key that made the request' }),
   timestamp: isoString(),
   costUsd: z.number(),
   currency: z.string(),
 });
+
+const filters = {
+  from: isoInstant({ description: 'Inclusive start: an ISO 8601 date or date-time' }).optional(),
+  to: isoInstant({ endOfDay: true, description: 'Inclusive end; a date includes that whole UTC day' }).optional(),
+  keyId: z.string().min(1).max(64).optional().meta({ description: 'Only the requests of this API key' }),
+  path: z.string().min(1).max(256).optional().meta({ description: 'Only the requests to this path, as recorded (e.g. /api/billing, /trpc/billing.get)' }),
+};
+
+/** An hour bucket over more than this many days would be a chart no one can read: 400. */
+const MAX_HOURLY_DAYS = 31;
+const DAY_MS = 86_400_000;
+const usd = (micros: number) => microsToUsd(micros);
 
 export const usageRouter = router({
   list: apiKeyProcedure
@@ -28,9 +41,9 @@ export const usageRouter = router({
     })
     .input(
       optionalParams({
-        from: isoInstant({ description: 'Inclusive start: an ISO 8601 date or date-time' }).optional(),
-        to: isoInstant({ endOfDay: true, description: 'Inclusive end; a date includes that whole UTC day' }).optional(),
+        ...filters,
         limit: wholeNumber({ min: 1, max: 10_000 }).default(1000).meta({ description: '1 to 10000, default 1000' }),
+        offset: wholeNumber({ min: 0, max: 10_000_000 }).default(0).meta({ description: 'Records to skip (paging), default 0' }),
       }),
     )
     .output(z.object({ records: z.array(usageRecord), total: z.number().int() }))
@@ -42,11 +55,48 @@ export const usageRouter = router({
           id: r.id,
           path: r.path,
           method: r.method,
+          keyId: r.keyId,
           timestamp: iso(r.createdAt),
           costUsd: microsToUsd(r.costMicros),
           currency: 'USD',
         })),
         total: page.total,
+      };
+    }),
+
+  summary: apiKeyProcedure
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/usage/summary',
+        tags: ['Account and billing'],
+        summary: 'Requests and cost of the calling account per UTC hour or day, per path and per key (the same filters as /usage)',
+      },
+    })
+    .input(optionalParams({ ...filters, bucket: z.enum(['hour', 'day']).default('day').meta({ description: 'hour or day (UTC), default day' }) }))
+    .output(
+      z.object({
+        bucket: z.enum(['hour', 'day']),
+        buckets: z.array(z.object({ start: isoString(), requests: z.number().int(), costUsd: z.number() })),
+        byPath: z.array(z.object({ path: z.string(), requests: z.number().int(), costUsd: z.number() })),
+        byKey: z.array(z.object({ keyId: z.string(), keyName: z.string().nullable(), requests: z.number().int(), costUsd: z.number() })),
+        totals: z.object({ requests: z.number().int(), costUsd: z.number() }),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      if (input.from && input.to && input.from > input.to) throw new ApiError('BAD_REQUEST', 'from: must not be after to');
+      if (input.bucket === 'hour') {
+        const span = (input.to?.getTime() ?? Date.now()) - (input.from?.getTime() ?? 0);
+        if (!input.from || span > MAX_HOURLY_DAYS * DAY_MS) throw new ApiError('BAD_REQUEST', `bucket: hour needs from, and at most ${MAX_HOURLY_DAYS} days between from and to; use bucket=day for longer`);
+      }
+      const s = await summariseUsage(ctx.services.database.db, { accountId: ctx.principal.accountId, ...input });
+      return {
+        bucket: input.bucket,
+        buckets: s.buckets.map((b) => ({ start: b.start, requests: b.requests, costUsd: usd(b.costMicros) })),
+        byPath: s.byPath.map((p) => ({ path: p.path, requests: p.requests, costUsd: usd(p.costMicros) })),
+        byKey: s.byKey.map((k) => ({ keyId: k.keyId, keyName: k.keyName, requests: k.requests, costUsd: usd(k.costMicros) })),
+        totals: { requests: s.totals.requests, costUsd: usd(s.totals.costMicros) },
       };
     }),
 });

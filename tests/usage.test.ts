@@ -32,7 +32,7 @@ describe('GET /api/usage', () => {
     expect(res.headers.get('x-request-cost-usd')).toBe('0.002');
     // This request itself is the newest record.
     expect(body.total).toBe(4);
-    expect(Object.keys(body.records[0]).sort()).toEqual(['costUsd', 'currency', 'id', 'method', 'path', 'timestamp']);
+    expect(Object.keys(body.records[0]).sort()).toEqual(['costUsd', 'currency', 'id', 'keyId', 'method', 'path', 'timestamp']);
     expect(body.records[0]).toMatchObject({ path: '/api/usage', method: 'GET', costUsd: 0.002, currency: 'USD' });
     expect(body.records.slice(1).map((r: any) => r.timestamp)).toEqual([
       '2026-11-03T00:00:00.000Z',
