@@ -36,10 +36,13 @@ export function preparedSql<Row>(db: Db, name: string, query: SQL): PreparedSql<
     const statement = session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false);
     return {
       async execute(values) {
-        const result = await statement.execute(values);
-        // postgres.js answers with the row array, PGlite with { rows }.
-        return (Array.isArray(result) ? result : (result as { rows: Row[] }).rows) as Row[];
+        return resultRows<Row>(await statement.execute(values));
       },
     };
   });
+}
+
+/** The rows of a raw query's result on either driver: postgres.js answers the row array, PGlite `{ rows }`. */
+export function resultRows<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }

@@ -13,6 +13,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { createHmac } from 'node:crypto';
 import { contractAbi, startEvm, type InProcessEvm } from './harness/in-process-evm.ts';
 import { RelayerStandin } from './harness/relayer-standin.ts';
+import { BATCH_TYPES, batchDomain, signBatchAsSessionKey } from '../server/venues/polymarket/wallet-batch.ts';
 
 const FACTORY: Address = '0x00000000000Fb5C9ADea0298D729A0CB3823Cc07';
 const SESSION_SUFFIX: Hex = '0x6492649264926492649264926492649264926492649264926492649264926492';
@@ -37,28 +38,11 @@ const sessionKey = privateKeyToAccount(generatePrivateKey());
 const ctfAbi = () => contractAbi('ConditionalTokens');
 const walletAbi = () => contractAbi('DepositWallet');
 
+/** A batch signed as the service signs it (server/venues/polymarket/wallet-batch.ts), or by the wallet's owner (a plain 65-byte signature). */
 async function signBatch(signer: PrivateKeyAccount, nonce: bigint, deadline: bigint, calls: Call[], session: boolean): Promise<Hex> {
-  const sig = await signer.signTypedData({
-    domain: { name: 'DepositWallet', version: '1', chainId: 31337, verifyingContract: wallet },
-    types: {
-      Call: [
-        { name: 'target', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'data', type: 'bytes' },
-      ],
-      Batch: [
-        { name: 'wallet', type: 'address' },
-        { name: 'nonce', type: 'uint256' },
-        { name: 'deadline', type: 'uint256' },
-        { name: 'calls', type: 'Call[]' },
-      ],
-    },
-    primaryType: 'Batch',
-    message: { wallet, nonce, deadline, calls },
-  });
-  if (!session) return sig;
-  const envelope = encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes' }], [pad(signer.address), pad('0x'), sig]);
-  return concat([envelope, SESSION_SUFFIX]);
+  const batch = { wallet, nonce, deadline, calls };
+  if (session) return signBatchAsSessionKey(signer, batch, 31337);
+  return signer.signTypedData({ domain: batchDomain(wallet, 31337), types: BATCH_TYPES, primaryType: 'Batch', message: batch });
 }
 
 function builderHeaders(method: string, path: string, body: string, secret = BUILDER.secret): Record<string, string> {

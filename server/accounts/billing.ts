@@ -17,7 +17,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { preparedSql } from '../../db/prepared.ts';
+import { preparedSql, resultRows } from '../../db/prepared.ts';
 import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
@@ -188,7 +188,7 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
     if (!request.synchronousCommit) await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
     const [capRow] = await tx.execute<{ spent: string | number; revoked: boolean }>(sql`
       select (case when cap_window is distinct from ${window} then 0 else cap_spent_micros end) as spent, revoked_at is not null as revoked
-        from api_keys where id = ${principal.apiKeyId} for update`).then(rowsOf<{ spent: string | number; revoked: boolean }>);
+        from api_keys where id = ${principal.apiKeyId} for update`).then(resultRows<{ spent: string | number; revoked: boolean }>);
     if (!capRow || capRow.revoked) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
     if (Number(capRow.spent) + costMicros > key.keyCap) {
       throw new ApiError('INSUFFICIENT_BALANCE', `This key has reached its spend cap of $${microsToUsd(key.keyCap)} per ${key.capPeriod} (UTC); other keys of the account are not affected`);
@@ -204,9 +204,9 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
          and (case when a.billing_plan = 'metered'
                    then a.monthly_cap_micros is null or ${spentThisMonth} + ${costMicros} <= a.monthly_cap_micros
                    else a.balance_micros >= ${costMicros} end)
-      returning a.id, a.billing_plan`).then(rowsOf<{ id: string; billing_plan: string }>);
+      returning a.id, a.billing_plan`).then(resultRows<{ id: string; billing_plan: string }>);
     if (!debited) {
-      const [account] = await tx.execute<{ metered: boolean; monthly_cap: string | null }>(sql`select billing_plan = 'metered' as metered, monthly_cap_micros as monthly_cap from accounts where id = ${principal.accountId}`).then(rowsOf<{ metered: boolean; monthly_cap: string | null }>);
+      const [account] = await tx.execute<{ metered: boolean; monthly_cap: string | null }>(sql`select billing_plan = 'metered' as metered, monthly_cap_micros as monthly_cap from accounts where id = ${principal.accountId}`).then(resultRows<{ metered: boolean; monthly_cap: string | null }>);
       throw refusalFor(!!account?.metered, account?.monthly_cap ?? null);
     }
     await tx.execute(sql`
@@ -221,10 +221,6 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
   });
 }
 
-/** Rows of a raw query on either driver (postgres.js answers an array, PGlite `{rows}`). */
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
-}
 
 /**
  * Undoes a reservation: removes its usage row and returns exactly what that row cost, to what paid

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
+import { resultRows } from '../../db/prepared.ts';
 
 export interface MeterExportFailure {
   accountId: string;
@@ -21,10 +22,9 @@ export interface MeterExportFailure {
   reason: string;
 }
 
-/** postgres.js answers a row array, PGlite `{rows}`. */
+/** The rows of a raw query, on either driver. */
 export async function rowsOf<T>(query: Promise<unknown>): Promise<T[]> {
-  const result = await query;
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+  return resultRows<T>(await query);
 }
 
 /** One Stripe call's deadline: well inside LEASE_MS, so the lease is renewed between attempts. */
