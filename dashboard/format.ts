@@ -28,3 +28,22 @@ export function formatDate(iso: string | null | undefined): string {
 export function shortHex(hex: string, keep = 6): string {
   return hex.length <= keep * 2 + 3 ? hex : `${hex.slice(0, keep + 2)}…${hex.slice(-keep)}`;
 }
+
+const shares = new Intl.NumberFormat('en-US', { maximumFractionDigits: 6 });
+const percent = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2, signDisplay: 'exceptZero' });
+
+/** Shares and units: up to 6 decimals (a micro-share is the service's precision). */
+export const formatShares = (n: number): string => shares.format(n);
+
+/** A gain or loss in USD with its sign in words' place: +$1.20, −$0.35, $0.00. */
+export function formatSignedUsd(amount: number): string {
+  if (!Number.isFinite(amount)) return '—';
+  const text = formatUsd(Math.abs(amount));
+  return amount > 0 ? `+${text}` : amount < 0 ? `\u2212${text}` : text;
+}
+
+/** A percentage already in percent (12.5 → +12.5%). */
+export const formatPercent = (n: number): string => (Number.isFinite(n) ? `${percent.format(n)}%` : '—');
+
+/** The class that colours a gain or a loss (the sign is always in the text too, never colour alone). */
+export const pnlClass = (n: number): string => (n > 0 ? 'pnl-up' : n < 0 ? 'pnl-down' : '');

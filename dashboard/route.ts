@@ -1,10 +1,13 @@
-/** Hash routing: #/, #/keys, #/funds. Works from any path the page is served at, no server help. */
+/** Hash routing: #/, #/keys, #/funds, #/usage, #/trading, #/markets. Works from any path the page is served at, no server help. */
 import { useEffect, useState } from 'react';
 
 export const ROUTES = [
   { path: '/', label: 'Overview' },
   { path: '/keys', label: 'API keys' },
   { path: '/funds', label: 'Funds' },
+  { path: '/usage', label: 'Usage' },
+  { path: '/trading', label: 'Trading' },
+  { path: '/markets', label: 'Markets' },
 ] as const;
 
 export type RoutePath = (typeof ROUTES)[number]['path'];

@@ -3,13 +3,37 @@
  * cookie travels by itself (same origin); `import type` keeps every line of server code out of the
  * bundle — only the router's types are used.
  */
-import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpLink, TRPCClientError } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../routers/index.ts';
 
 export const api = createTRPCClient<AppRouter>({
   links: [httpBatchLink({ url: '/trpc', maxURLLength: 2000 })],
 });
+
+type Client = ReturnType<typeof createTRPCClient<AppRouter>>;
+const userClients = new Map<string, Client>();
+
+/**
+ * The client acting for one trading user of the account: x-user-id on every request. One client per
+ * user, so a batch never mixes two users' calls under one header.
+ */
+export function forUser(userId: string): Client {
+  let client = userClients.get(userId);
+  if (!client) {
+    client = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: '/trpc', maxURLLength: 2000, headers: { 'x-user-id': userId } })] });
+    userClients.set(userId, client);
+  }
+  return client;
+}
+
+/**
+ * One sale, on a request of its own with its own Idempotency-Key: a retry of the same confirmation
+ * (a lost answer, a double click) is answered from the record of the first, never sold twice.
+ */
+export function saleClient(userId: string, idempotencyKey: string): Client {
+  return createTRPCClient<AppRouter>({ links: [httpLink({ url: '/trpc', headers: { 'x-user-id': userId, 'idempotency-key': idempotencyKey } })] });
+}
 
 export type Outputs = inferRouterOutputs<AppRouter>;
 export type Inputs = inferRouterInputs<AppRouter>;

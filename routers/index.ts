@@ -16,6 +16,7 @@ import { tradingOrdersRouter } from './trading-orders.ts';
 import { tradingPositionsRouter } from './trading-positions.ts';
 import { tradingSettingsRouter } from './trading-settings.ts';
 import { tradingSettlementsRouter } from './trading-settlements.ts';
+import { tradingUsersRouter } from './trading-users.ts';
 import { tradingRouter } from './trading.ts';
 import { usageRouter } from './usage.ts';
 
@@ -31,6 +32,7 @@ export const appRouter = router({
   tradingMarket: tradingMarketRouter,
   tradingSettings: tradingSettingsRouter,
   trading: tradingRouter,
+  tradingUsers: tradingUsersRouter,
   positions: tradingPositionsRouter,
   orders: tradingOrdersRouter,
   settlements: tradingSettlementsRouter,

@@ -15,7 +15,7 @@ const ORDER_FILTER = { pending: 'PENDING', matched: 'MATCHED', cancelled: 'CANCE
 
 export const tradingOrdersRouter = router({
   list: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/orders', tags: ['Orders'], summary: 'The user\'s orders, newest first' } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/orders', tags: ['Orders'], summary: 'The user\'s orders, newest first' } })
     .input(
       optionalParams({
         status: z.enum(['pending', 'matched', 'cancelled', 'rejected', 'all']).default('all').meta({ description: 'Default all' }),
@@ -32,6 +32,7 @@ export const tradingOrdersRouter = router({
 
   sync: userProcedure
     .meta({
+      session: true,
       openapi: {
         method: 'POST',
         path: '/trading/orders/sync',
@@ -52,7 +53,7 @@ export const tradingOrdersRouter = router({
     .mutation(({ ctx }) => syncOrders(ctx.services, ctx.user)),
 
   get: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/orders/{orderId}', tags: ['Orders'], summary: 'One order', errorResponses: [404] } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/orders/{orderId}', tags: ['Orders'], summary: 'One order', errorResponses: [404] } })
     .input(z.strictObject({ orderId: z.string().min(1).max(64) }))
     .output(detailShape)
     .query(async ({ ctx, input }) => {
@@ -63,7 +64,7 @@ export const tradingOrdersRouter = router({
     }),
 
   history: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/history', tags: ['History'], summary: 'Trades (fills), newest first, with a summary of the filtered set' } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/history', tags: ['History'], summary: 'Trades (fills), newest first, with a summary of the filtered set' } })
     .input(
       optionalParams({
         eventId: eventFilter(),

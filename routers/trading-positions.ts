@@ -16,7 +16,7 @@ const positionId = z.strictObject({ id: z.string().min(1).max(64).meta({ descrip
 
 export const tradingPositionsRouter = router({
   list: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/positions', tags: TAGS, summary: 'The user\'s positions, newest first, valued at the current bids' } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/positions', tags: TAGS, summary: 'The user\'s positions, newest first, valued at the current bids' } })
     .input(
       optionalParams({
         status: z.enum(['open', 'closed', 'pending', 'settled', 'all']).default('open').meta({ description: 'open (default), closed, pending (buy not yet settled), settled (paid out at resolution) or all' }),
@@ -35,6 +35,7 @@ export const tradingPositionsRouter = router({
 
   sync: userProcedure
     .meta({
+      session: true,
       openapi: {
         method: 'POST',
         path: '/trading/positions/sync',
@@ -66,7 +67,7 @@ export const tradingPositionsRouter = router({
     .mutation(({ ctx, input }) => syncPositions(ctx.services, ctx.user, input.walletAddress)),
 
   get: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/positions/{id}', tags: TAGS, summary: 'One position with its bands', errorResponses: [404] } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/positions/{id}', tags: TAGS, summary: 'One position with its bands', errorResponses: [404] } })
     .input(positionId)
     .output(detailShape)
     .query(async ({ ctx, input }) => {
@@ -76,7 +77,7 @@ export const tradingPositionsRouter = router({
     }),
 
   value: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/positions/{id}/value', tags: TAGS, summary: 'What a position is worth now, band by band, at the bids', errorResponses: [404] } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/positions/{id}/value', tags: TAGS, summary: 'What a position is worth now, band by band, at the bids', errorResponses: [404] } })
     .input(positionId)
     .output(
       z.object({

@@ -31,7 +31,7 @@ async function settingsOf(services: Services, user: TradingUser) {
 
 export const tradingSettingsRouter = router({
   get: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/settings', tags: TAGS, summary: 'Floors, wallet and whether venue credentials are stored' } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/settings', tags: TAGS, summary: 'Floors, wallet and whether venue credentials are stored' } })
     .input(noInput())
     .output(settingsView)
     .query(({ ctx }) => settingsOf(ctx.services, ctx.user)),

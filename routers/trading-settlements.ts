@@ -30,7 +30,7 @@ const settlement = z.object({
 
 export const tradingSettlementsRouter = router({
   list: userProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/settlements', tags: ['History'], summary: 'Positions paid out at their event\'s resolution, newest first, with a summary', errorResponses: [404] } })
+    .meta({ session: true, openapi: { method: 'GET', path: '/trading/settlements', tags: ['History'], summary: 'Positions paid out at their event\'s resolution, newest first, with a summary', errorResponses: [404] } })
     .input(
       optionalParams({
         eventId: eventFilter(),

@@ -135,3 +135,32 @@ export const buyQuote = z.object({
   unspentAmount: usd('requestedAmount − totalCost'),
   minimumAmount: usd('The least amount a buy of this event, side and floors accepts on these books'),
 });
+
+/** POST /trading/sell/quote: the sale's plan, nothing placed. */
+export const saleQuote = z.object({
+  positionId: z.string(),
+  percentage: z.number(),
+  bands: z
+    .array(
+      z.object({
+        bandId: z.string(),
+        bandIndex: z.number().int(),
+        shares: shares('To sell'),
+        worstPrice: usd("The order's limit: the worst bid level the shares reach (0 when the band cannot be sold)"),
+        proceeds: usd('What these shares fetch walking the bids now, before any venue fee'),
+        costBasis: usd('The cost basis that leaves with these shares'),
+        unsellable: z.string().nullable().meta({ description: 'Why this band would not sell (no-liquidity, below-minimum); its shares stay in the position' }),
+      }),
+    )
+    .meta({ description: 'One SELL order per band holding free shares, in band order' }),
+  units: z.number().meta({ description: 'Units the sale sells (the position counts units)' }),
+  totalProceeds: usd('Σ proceeds: what the sale fetches against unchanged books, before venue fees'),
+  averagePrice: usd('totalProceeds / units: USD per unit, what a sale\'s minAveragePrice is compared with'),
+  costBasis: usd('Σ cost basis of the shares that would sell'),
+  estimatedPnl: usd('totalProceeds − costBasis: the realized P&L the sale would record before fees'),
+  allSellable: z.boolean().meta({ description: 'false when some band has no bids or too few shares: those shares would stay' }),
+  partialSaleRange: z
+    .object({ lowest: z.number(), highest: z.number() })
+    .nullable()
+    .meta({ description: 'The partial percentages that keep the position\'s shape (100 always works); null when only 100 does' }),
+});

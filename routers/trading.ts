@@ -11,17 +11,29 @@ import { runIdempotent, type IdempotentCall } from '../server/trading/idempotenc
 import { syncOrders } from '../server/trading/order-sync.ts';
 import { quoteBuy } from '../server/trading/quote.ts';
 import { saleOutcome, sell } from '../server/trading/sell.ts';
+import { quoteSale } from '../server/trading/sell-quote.ts';
 import type { RequestContext } from '../server/trpc/context.ts';
 import { router } from '../server/trpc/init.ts';
 import { tradeProcedure, userProcedure } from '../server/trpc/procedures.ts';
 import { usdAmount } from './params.ts';
-import { buyQuote, operationOrder, positionStatus, unsoldBand } from './trading-shapes.ts';
+import { buyQuote, operationOrder, positionStatus, saleQuote, unsoldBand } from './trading-shapes.ts';
 
 const TAGS = ['Trading'];
 const floor = (description: string) => z.number().min(0).max(1).optional().meta({ description });
 const ERRORS = [402, 403, 404, 409, 422, 503];
 
 type UserContext = RequestContext & { user: { accountId: string; userId: string } };
+
+/** Which position, and how much of it: a sale and its quote. */
+const saleOf = {
+  positionId: z.string().min(1).max(64).meta({ description: 'The position to sell (pos_…)' }),
+  percentage: z
+    .number()
+    .min(1)
+    .max(100)
+    .default(100)
+    .meta({ description: '1 to 100, default 100. A partial sale sells the same fraction of every band (the position keeps its shape) or is refused with the percentages that would' }),
+};
 
 /** The buy body; a quote takes the same. */
 const buyInput = z.strictObject({
@@ -110,6 +122,7 @@ export const tradingRouter = router({
 
   quote: userProcedure
     .meta({
+      session: true,
       openapi: {
         method: 'POST',
         path: '/trading/quote',
@@ -125,6 +138,7 @@ export const tradingRouter = router({
   sell: tradeProcedure
     .meta({
       idempotent: true,
+      session: true,
       openapi: {
         method: 'POST',
         path: '/trading/sell',
@@ -135,13 +149,7 @@ export const tradingRouter = router({
     })
     .input(
       z.strictObject({
-        positionId: z.string().min(1).max(64),
-        percentage: z
-          .number()
-          .min(1)
-          .max(100)
-          .default(100)
-          .meta({ description: "1 to 100, default 100. A partial sale sells the same fraction of every band (the position keeps its shape) or is refused with the percentages that would" }),
+        ...saleOf,
         minAveragePrice: z
           .number()
           .min(0)
@@ -170,4 +178,19 @@ export const tradingRouter = router({
         (positionId, operationId) => saleOutcome(ctx.services.database.db, positionId, operationId, input.percentage),
       ),
     ),
+
+  sellQuote: userProcedure
+    .meta({
+      session: true,
+      openapi: {
+        method: 'POST',
+        path: '/trading/sell/quote',
+        tags: TAGS,
+        summary: "A sale's exact plan against the books of this moment, without placing anything: proceeds, average price per unit, P&L",
+        errorResponses: [404, 422, 503],
+      },
+    })
+    .input(z.strictObject(saleOf))
+    .output(saleQuote)
+    .mutation(({ ctx, input }) => quoteSale(ctx.services, ctx.user, input)),
 });

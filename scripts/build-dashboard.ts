@@ -3,6 +3,7 @@
  *   index.html              the page (no inline script or style: the CSP of /dashboard forbids them)
  *   assets/main-<hash>.js   the app (ES module, minified), plus any split chunks
  *   assets/main-<hash>.css  the styles
+ *   assets/*.gz             each of them gzipped, for browsers that accept it
  * Asset names carry content hashes, so the server may cache them for a year. Prints the gzipped
  * size of the JavaScript and fails above the budget (300 KB).
  *
@@ -61,10 +62,14 @@ for (const output of result.outputs.filter((o) => o.path.endsWith('.js'))) {
     process.exit(1);
   }
   jsRaw += bytes.byteLength;
-  jsGzip += Bun.gzipSync(bytes).byteLength;
+  jsGzip += Bun.gzipSync(bytes, { level: 9 }).byteLength;
 }
 let cssRaw = 0;
 for (const output of styles) cssRaw += output.size;
+// Precompressed beside each asset: the server sends the .gz to browsers that accept gzip (a third of the bytes).
+for (const output of result.outputs.filter((o) => /\.(js|css)$/.test(o.path))) {
+  await Bun.write(`${output.path}.gz`, Bun.gzipSync(new Uint8Array(await output.arrayBuffer()), { level: 9 }));
+}
 
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 const href = (path: string) => escape(PUBLIC_PATH + basename(path));

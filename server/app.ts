@@ -93,7 +93,7 @@ export function createApp(services: Services) {
     .get('/docs/:asset', ({ params }) => docsAssets.asset(params.asset))
     .get('/dashboard', () => dashboardAssets.page())
     .get('/dashboard/', () => dashboardAssets.page())
-    .get('/dashboard/assets/:asset', ({ params }) => dashboardAssets.asset(params.asset))
+    .get('/dashboard/assets/:asset', ({ params, request }) => dashboardAssets.asset(params.asset, request.headers.get('accept-encoding')))
     .all(
       `${TRPC_PREFIX}/*`,
       async ({ request }) => {

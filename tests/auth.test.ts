@@ -217,6 +217,8 @@ describe('the session', () => {
     const fresh = await signIn(t);
     const credit = await t.request('/api/accounts/credits', { method: 'POST', headers: { ...fresh.headers, 'content-type': 'application/json' }, body: JSON.stringify({ amountUsd: 5, reference: 'mine' }) });
     expect(credit.status).toBe(401);
-    expect((await t.request('/api/trading/positions', { headers: { ...fresh.headers, 'x-user-id': fresh.wallet.address } })).status).toBe(401);
+    // Buying stays a program's work (with its key): a session never opens a position.
+    const buy = await t.request('/api/trading/buy', { method: 'POST', headers: { ...fresh.headers, 'x-user-id': fresh.wallet.address, 'content-type': 'application/json' }, body: JSON.stringify({ eventId: 'openai-ipo', side: 'LONG', amount: 10 }) });
+    expect(buy.status).toBe(401);
   });
 });

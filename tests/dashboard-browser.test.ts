@@ -2,7 +2,8 @@
  * The customer dashboard (/dashboard, issue #18) in a real headless Chromium (Debian's, installed by
  * .ci/run), with an injected EIP-1193 wallet backed by a test key: sign in → overview → create a key
  * with a spend cap → copy it → call the API with it → revoke it → funds (a deposit made on the
- * in-process chain, claimed from the page, credited) → sign out → the session is gone. At 1280 px
+ * in-process chain, claimed from the page, credited) → a position bought through the API, seen with its
+ * P&L and bands, sold from the page after its quote → sign out → the session is gone. At 1280 px
  * and 360 px. Every journey fails on a console error, a failed request or a request to another
  * origin; axe-core finds no serious or critical violation on any page; the session cookie is not
  * readable by script and the Content-Security-Policy blocks inline script. The first load's time to
@@ -10,86 +11,30 @@
  * screenshots under docs/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, launchChromium } from './harness/chromium.ts';
-import { parseAbi, type Address } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createDepositChain } from '../server/deposits/chain.ts';
-import { createTestApp, type TestApp } from './harness/app.ts';
-import { startEvm, type InProcessEvm } from './harness/in-process-evm.ts';
+import { chromiumAvailable } from './harness/chromium.ts';
+import { accountIdOf, DEPOSIT_ADDRESS, erc20, expectAccessible, shot, signIn, startDashboard, USDC, walletPage, type DashboardRig } from './harness/dashboard.ts';
+import { fundedAccount } from './harness/factories.ts';
+import { buy, expectBooksAgree, trader } from './harness/trading.ts';
+
+import { formatSignedUsd, formatUsd } from '../dashboard/format.ts';
 
 const available = chromiumAvailable;
-const ROOT = new URL('..', import.meta.url).pathname;
-const SHOTS = process.env.SCREENSHOTS === '1' ? `${ROOT}docs/screenshots` : null;
-const USDC: Address = '0x3c499c542cef5e3811e1192ce70d8cc03d5c3359';
-const DEPOSIT_ADDRESS: Address = '0x1111111111111111111111111111111111111111';
-const erc20 = parseAbi(['function mint(address to, uint256 value)', 'function transfer(address to, uint256 value) returns (bool)']);
-
-let t: TestApp;
-let evm: InProcessEvm;
-let server: ReturnType<typeof Bun.serve>;
+let rig: DashboardRig;
 let origin: string;
-let browser: Browser;
-let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
 
 beforeAll(async () => {
   if (!available) return;
-  // The build npm start and npm test run first; built again here so `bun test` alone works too.
-  const build = Bun.spawnSync([process.execPath, 'scripts/build-dashboard.ts'], { cwd: ROOT, stderr: 'pipe', stdout: 'pipe' });
-  if (build.exitCode !== 0) throw new Error(`dashboard build failed: ${build.stderr.toString()}`);
-  // The page's origin is the service's PUBLIC_URL (the sign-in message's domain, the trusted Origin): bind first.
-  server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handler(request) });
-  origin = `http://127.0.0.1:${server.port}`;
-  evm = await startEvm();
-  await evm.deploy('MiniErc20', [], USDC);
-  t = await createTestApp({ PUBLIC_URL: origin, DEPOSIT_ADDRESS, DEPOSIT_SCAN_INTERVAL_MS: '0' }, { depositChain: createDepositChain(evm.client, { finalityDepth: 0 }) });
-  handler = (request) => t.app.handle(request, { clientIp: '127.0.0.1' });
-  browser = await launchChromium();
+  rig = await startDashboard();
+  origin = rig.origin;
 }, 120_000);
 afterAll(async () => {
-  if (!available) return;
-  await browser?.close();
-  server?.stop(true);
-  await t?.close();
-  await evm?.close();
+  if (available) await rig?.close();
 });
-
-/** A page with a wallet (EIP-1193) backed by `key`, and a list of everything that went wrong. */
-async function walletPage(width: number, wallet = privateKeyToAccount(generatePrivateKey())) {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
-  page.on('request', (r) => !r.url().startsWith(origin) && !r.url().startsWith('data:') && problems.push(`another origin: ${r.url()}`));
-  await page.exposeFunction('__testWalletSign', (hex: `0x${string}`) => wallet.signMessage({ message: { raw: hex } }));
-  await page.addInitScript(`window.ethereum = { request: async ({ method, params }) => {
-    if (method === 'eth_requestAccounts' || method === 'eth_accounts') return ['${wallet.address.toLowerCase()}'];
-    if (method === 'personal_sign') return window.__testWalletSign(params[0]);
-    throw Object.assign(new Error('unsupported ' + method), { code: 4200 });
-  } };`);
-  return { page, problems, wallet, context };
-}
-
-async function expectAccessible(page: Page, where: string) {
-  await page.evaluate(readFileSync(`${ROOT}node_modules/axe-core/axe.min.js`, 'utf8'));
-  const violations = await page.evaluate(async () => (await (window as any).axe.run(document)).violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })));
-  expect(`${where}: ${JSON.stringify(violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical'))}`).toBe(`${where}: []`);
-}
-
-const shot = async (page: Page, name: string, width: number) => {
-  if (!SHOTS) return;
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
-};
 
 describe.skipIf(!available)('the dashboard in Chromium', () => {
   for (const width of [1280, 360]) {
-    test(`a customer's journey at ${width} px: sign in, a capped key used and revoked, a deposit credited, sign out`, async () => {
-      const { page, problems, wallet, context } = await walletPage(width);
+    test(`a customer's journey at ${width} px: sign in, a capped key used and revoked, a deposit credited, a position bought through the API and sold from the page, sign out`, async () => {
+      const { page, problems, wallet, context } = await walletPage(rig, width);
       const started = performance.now();
       const response = await page.goto(`${origin}/dashboard`);
       expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
@@ -127,9 +72,11 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
       await shot(page, 'new-key', width);
       await page.getByRole('button', { name: 'I have saved it' }).click();
-      // The key works against the API (the account has no balance yet: 402 is the API's answer for it).
-      const call = await fetch(`${origin}/api/pricing`, { headers: { 'x-api-key': key } });
-      expect(call.status).toBe(200);
+      // The key authenticates on a billed route: the account has no balance yet, so the answer is 402
+      // INSUFFICIENT_BALANCE (an unknown key would be 401).
+      const call = await fetch(`${origin}/api/billing`, { headers: { 'x-api-key': key } });
+      expect(call.status).toBe(402);
+      expect(((await call.json()) as { code: string }).code).toBe('INSUFFICIENT_BALANCE');
       await expectAccessible(page, 'keys');
       await page.getByRole('button', { name: 'Revoke prod server' }).click();
       await page.getByRole('button', { name: 'Yes, revoke' }).click();
@@ -138,8 +85,8 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       expect((await fetch(`${origin}/api/billing`, { headers: { 'x-api-key': key } })).status).toBe(401);
 
       // Funds: a deposit on the chain, claimed from the page, credited.
-      await evm.write({ address: USDC, abi: erc20, functionName: 'mint', args: [wallet.address, 12_345_678n] });
-      const sent = await evm.write({ address: USDC, abi: erc20, functionName: 'transfer', args: [DEPOSIT_ADDRESS, 12_345_678n], from: wallet.address });
+      await rig.evm.write({ address: USDC, abi: erc20, functionName: 'mint', args: [wallet.address, 12_345_678n] });
+      const sent = await rig.evm.write({ address: USDC, abi: erc20, functionName: 'transfer', args: [DEPOSIT_ADDRESS, 12_345_678n], from: wallet.address });
       await page.getByRole('link', { name: 'Funds' }).click();
       await page.getByRole('img', { name: /QR code of the deposit address/ }).waitFor();
       await page.getByLabel('Transaction hash').fill(sent.transactionHash);
@@ -149,6 +96,42 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await expectAccessible(page, 'funds');
       await page.getByRole('link', { name: 'Overview' }).click();
       await page.getByText('$12.345678').first().waitFor();
+
+      // Trading: a program buys for one of the account's users through the API; the customer sees the
+      // position live with its P&L and bands, sells it from the page (quote and protection first), and it is closed.
+      const accountId = await accountIdOf(rig, context);
+      const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 0 }) });
+      const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
+      const event = events.find((e: any) => e.status === 'open');
+      const bought = await buy(rig.t, who, { eventId: event.id, side: 'LONG', amount: 150 });
+      expect(bought.res.status).toBe(200);
+      const positionId = bought.body.positionId;
+      await page.getByRole('link', { name: 'Trading' }).click();
+      await page.getByLabel('Show the positions of').waitFor();
+      expect(await page.getByLabel('Show the positions of').inputValue()).toBe(who.userId);
+      const row = page.getByRole('row').filter({ hasText: event.name });
+      await row.getByText('Open', { exact: true }).waitFor();
+      const listed = await (await rig.t.request('/api/trading/positions', { headers: who.headers })).json();
+      expect(await row.getByRole('cell').nth(3).textContent()).toBe(formatUsd(listed.positions[0].cost)); // the cost basis (the value moves with the bids)
+      await row.getByRole('button', { name: `Show ${event.name} LONG position` }).click();
+      await page.getByRole('img', { name: `Bands of the ${event.name} LONG position: value held per band at the best bid, and the bid price per share` }).waitFor();
+      expect(await page.getByRole('table', { name: 'Bands' }).getByRole('row').count()).toBe(1 + bought.body.orders.length);
+      await shot(page, 'trading', width);
+      await expectAccessible(page, 'trading');
+      await page.getByLabel('Percentage to sell').fill('100');
+      await page.getByRole('button', { name: 'Preview sale' }).click();
+      await page.getByRole('heading', { name: `Selling 100% of ${event.name} LONG` }).waitFor();
+      await page.getByText(/refused below \$[0-9.]+ per unit/).waitFor();
+      await shot(page, 'sell', width);
+      await expectAccessible(page, 'sell quote');
+      await page.getByRole('button', { name: 'Confirm sale of 100%' }).click();
+      await page.getByText(`Sold 100% of ${event.name} LONG: the position is closed.`).waitFor();
+      const closed = await (await rig.t.request(`/api/trading/positions/${positionId}`, { headers: who.headers })).json();
+      expect(closed.status).toBe('closed');
+      await page.getByText(formatSignedUsd(closed.realizedPnl)).first().waitFor();
+      await page.getByLabel('Closed', { exact: true }).check();
+      await page.getByRole('row').filter({ hasText: event.name }).getByText('Closed', { exact: true }).waitFor();
+      await expectBooksAgree(rig.t, who);
 
       // Sign out: the session is gone for the browser and the API alike.
       const cookies = await context.cookies();
@@ -164,12 +147,10 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
   }
 
   test('another account\'s data is unreachable from the page: each session sees only its own keys', async () => {
-    const a = await walletPage(1280);
-    const b = await walletPage(1280);
+    const a = await walletPage(rig, 1280);
+    const b = await walletPage(rig, 1280);
     for (const who of [a, b]) {
-      await who.page.goto(`${origin}/dashboard`);
-      await who.page.getByRole('button', { name: 'Sign in with your wallet' }).click();
-      await who.page.getByRole('heading', { name: 'Overview' }).waitFor();
+      await signIn(rig, who.page);
       await who.page.getByRole('link', { name: 'API keys' }).click();
     }
     await a.page.getByLabel('Name').fill('only-a');

@@ -12,6 +12,7 @@ import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { VenueRules } from '../valuation/index.ts';
+import type { OrderBook } from '../venues/venue.ts';
 import type { TradeHooks } from './buy.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, planSale, settlePosition, type PlannedSale } from './execution.ts';
@@ -71,9 +72,7 @@ function assertKeepsShape(bands: PositionBandRow[], percentage: number, rules: V
 /** Refuses a plan whose proceeds per unit sold are under `minAveragePrice` (nothing is sent). */
 function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: PositionBandRow[], minAveragePrice: number | undefined) {
   if (minAveragePrice === undefined) return;
-  const target = bands.reduce((s, b) => s + b.targetMicros, 0);
-  // Units sold, as positions count units: U × shares sold / shares the buy targeted.
-  const units = target === 0 ? 0n : (BigInt(position.unitsMicros) * BigInt(plan.sharesMicros)) / BigInt(target);
+  const units = unitsSold(position, bands, plan.sharesMicros);
   const minMicros = BigInt(Math.round(minAveragePrice * 1e6));
   if (units > 0n && BigInt(plan.proceedsMicros) * 1_000_000n >= minMicros * units) return;
   const reached = units > 0n ? Number((BigInt(plan.proceedsMicros) * 1_000_000n) / units) : 0;
@@ -83,25 +82,45 @@ function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: 
   );
 }
 
+/**
+ * The sale of `request.percentage`% of a position against `books`, with every refusal a sale has
+ * (closed, settled or pending position; a partial sale that breaks the shape; under
+ * minAveragePrice; nothing free to sell). A sale runs it under the position's row lock; a sale
+ * quote (sell-quote.ts) runs it on the rows as they are, so a sale right after sends these orders.
+ */
+export function checkedSalePlan(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>, request: SellRequest, rules: VenueRules): PlannedSale {
+  assertSellable(position);
+  assertKeepsShape(bands, request.percentage, rules);
+  const plan = planSale(bands, books, request.percentage, rules);
+  assertMinAveragePrice(plan, position, bands, request.minAveragePrice);
+  if (!plan.orders.length) {
+    throw new ApiError('ORDER_REJECTED', `positionId: nothing left to sell in position ${position.id} (its shares are in other pending sales)`);
+  }
+  return plan;
+}
+
+/** Units sold, as positions count units: U × shares sold / shares the buy targeted (micro-units). */
+export function unitsSold(position: PositionRow, bands: PositionBandRow[], sharesMicros: number): bigint {
+  const target = bands.reduce((s, b) => s + b.targetMicros, 0);
+  return target === 0 ? 0n : (BigInt(position.unitsMicros) * BigInt(sharesMicros)) / BigInt(target);
+}
+
+/** The checks a sale makes before reading the books: the position is the user's, sellable, and its event trades. */
+export async function sellablePosition(db: Db, user: TradingUser, positionId: string): Promise<PositionRow> {
+  const position = await findUserPosition(db, user, positionId);
+  assertSellable(position);
+  await assertEventTrades(db, position);
+  return position;
+}
+
 export async function sell(services: Services, user: TradingUser, request: SellRequest, hooks: TradeHooks = {}) {
   const x = executionOf(services);
-  const position = await findUserPosition(x.db, user, request.positionId);
-  assertSellable(position);
-  await assertEventTrades(x.db, position);
+  const position = await sellablePosition(x.db, user, request.positionId);
   const credentials = await openCredentials(x.db, services.credentialCipher, user);
   const { bands } = await loadPosition(x.db, position.id);
   const books = await freshBooks(x, bands.map((b) => b.bandId));
 
-  const { operationId, orders } = await recordSaleIntent(x.db, user, position.id, 'close', (locked, lockedBands) => {
-    assertSellable(locked);
-    assertKeepsShape(lockedBands, request.percentage, x.venue.rules);
-    const plan = planSale(lockedBands, books, request.percentage, x.venue.rules);
-    assertMinAveragePrice(plan, locked, lockedBands, request.minAveragePrice);
-    if (!plan.orders.length) {
-      throw new ApiError('ORDER_REJECTED', `positionId: nothing left to sell in position ${position.id} (its shares are in other pending sales)`);
-    }
-    return plan.orders;
-  });
+  const { operationId, orders } = await recordSaleIntent(x.db, user, position.id, 'close', (locked, lockedBands) => checkedSalePlan(locked, lockedBands, books, request, x.venue.rules).orders);
   await hooks.onIntent?.(position.id, operationId);
 
   await placeAll(x, credentials, orders);

@@ -168,6 +168,13 @@ const billedByKey = (tier: PriceTier) =>
 /** x-api-key + x-user-id routes (trading); every trading query filters by (account, user id). */
 const billedForUser = (bucket: 'key' | 'trade') =>
   t.middleware(async (opts) => {
+    // A signed-in customer (routes whose meta says `session: true`) acts for any user of their own account, unbilled.
+    if (usesSession(opts, presentedKey(opts.ctx))) {
+      const session = await admitSession(opts);
+      const userId = normaliseUserId(opts.ctx.headers.get('x-user-id'));
+      const principal: KeyPrincipal = { apiKeyId: '', accountId: session.accountId, costPerRequestMicros: null };
+      return opts.next({ ctx: { principal, user: { accountId: session.accountId, userId } } });
+    }
     const { principal, charge, userId } = await admit(opts, { tier: 'standard', bucket, needsUser: true });
     return settle(opts.ctx, charge, await opts.next({ ctx: { principal, user: { accountId: principal.accountId, userId } } }));
   });

@@ -33,13 +33,31 @@ export const dashboardAssets = {
     if (!(await file.exists())) throw notBuilt();
     return new Response(file, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', ...DASHBOARD_HEADERS } });
   },
-  async asset(name: string): Promise<Response> {
-    // Only plain file names inside dist/assets: no traversal, no hidden files.
-    if (!/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith('.')) throw new ApiError('NOT_FOUND', `No dashboard asset ${name}`);
+  /** An asset by name; its gzipped twin (written by the build) when the browser accepts gzip. */
+  async asset(name: string, acceptEncoding: string | null = null): Promise<Response> {
+    // Only plain file names inside dist/assets: no traversal, no hidden files, no .gz twin by its own name.
+    if (!/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith('.') || name.endsWith('.gz')) throw new ApiError('NOT_FOUND', `No dashboard asset ${name}`);
     const file = Bun.file(join(DIST, 'assets', name));
     if (!(await file.exists())) throw new ApiError('NOT_FOUND', `No dashboard asset ${name}`);
-    return new Response(file, {
-      headers: { 'content-type': TYPES[extname(name)] ?? 'application/octet-stream', 'cache-control': 'public, max-age=31536000, immutable', ...DASHBOARD_HEADERS },
-    });
+    const headers: Record<string, string> = {
+      'content-type': TYPES[extname(name)] ?? 'application/octet-stream',
+      'cache-control': 'public, max-age=31536000, immutable',
+      vary: 'accept-encoding',
+      ...DASHBOARD_HEADERS,
+    };
+    const gzipped = Bun.file(join(DIST, 'assets', `${name}.gz`));
+    if (acceptsGzip(acceptEncoding) && (await gzipped.exists())) return new Response(gzipped, { headers: { ...headers, 'content-encoding': 'gzip' } });
+    return new Response(file, { headers });
   },
 };
+
+/** Whether an Accept-Encoding header takes gzip (and does not refuse it with q=0). */
+export function acceptsGzip(header: string | null): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== '*') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}

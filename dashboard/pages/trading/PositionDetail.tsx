@@ -1,0 +1,124 @@
+/** One position: its bands (shares, price, value) as a chart and a table, live; and its sale. */
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useId, useRef, useState } from 'react';
+import { Chart } from '../../components/Chart.tsx';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { formatDate, formatShares, formatSignedUsd, formatUsd, pnlClass } from '../../format.ts';
+import { forUser } from '../../trpc.ts';
+import { LIVE_MS } from './events.ts';
+import { SellPanel } from './SellPanel.tsx';
+
+interface Props {
+  userId: string;
+  positionId: string;
+  eventName: (eventId: string) => string;
+  onClose: () => void;
+}
+
+export function PositionDetail({ userId, positionId, eventName, onClose }: Props) {
+  const ids = useId();
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A sale made here keeps its answer on screen after the position closes.
+  const [soldHere, setSoldHere] = useState(false);
+  const detail = useQuery({ queryKey: ['positions.get', userId, positionId], queryFn: () => forUser(userId).positions.get.query({ id: positionId }), refetchInterval: LIVE_MS });
+  useEffect(() => heading.current?.focus(), []);
+  const p = detail.data;
+  const title = p ? `${eventName(p.eventId)} ${p.side}` : 'Position';
+  const bands = (p?.bands ?? []).map((b) => ({ ...b, name: b.label ?? b.bandId, value: b.tokens * b.currentPrice }));
+
+  return (
+    <section className="detail" aria-labelledby={`${ids}-title`} aria-busy={detail.isPending}>
+      <div className="detail-head">
+        <h3 id={`${ids}-title`} ref={heading} tabIndex={-1}>
+          {title} position
+        </h3>
+        <button type="button" className="button button-secondary" onClick={onClose}>
+          Close details
+        </button>
+      </div>
+      {detail.isError ? <ErrorMessage error={detail.error} title="The position could not be loaded" /> : null}
+      {p ? (
+        <>
+          <dl className="facts facts-inline">
+            <dt>Status</dt>
+            <dd>{p.status}</dd>
+            <dt>Entry price per unit</dt>
+            <dd>{formatUsd(p.entryPrice)}</dd>
+            <dt>Price per unit now</dt>
+            <dd>{formatUsd(p.currentPrice)}</dd>
+            <dt>Value at the bids</dt>
+            <dd className="figure">{formatUsd(p.currentValue)}</dd>
+            <dt>Unrealized P&amp;L</dt>
+            <dd className={pnlClass(p.unrealizedPnl)}>{formatSignedUsd(p.unrealizedPnl)}</dd>
+            <dt>Realized P&amp;L</dt>
+            <dd className={pnlClass(p.realizedPnl)}>{formatSignedUsd(p.realizedPnl)}</dd>
+            <dt>Floors</dt>
+            <dd>
+              LONG {p.floorL}, SHORT {p.floorS}
+            </dd>
+            <dt>Opened</dt>
+            <dd>{formatDate(p.createdAt)}</dd>
+            {p.closedAt ? (
+              <>
+                <dt>Closed</dt>
+                <dd>{formatDate(p.closedAt)}</dd>
+              </>
+            ) : null}
+            {p.failureReason ? (
+              <>
+                <dt>Buy failed</dt>
+                <dd>{p.failureReason}</dd>
+              </>
+            ) : null}
+          </dl>
+          {bands.some((b) => b.tokens > 0) ? (
+            <Chart
+              kind="bar"
+              label={`Bands of the ${title} position: value held per band at the best bid, and the bid price per share`}
+              labels={bands.map((b) => b.name)}
+              series={[
+                { label: 'Value (USD)', data: bands.map((b) => b.value) },
+                { label: 'Bid per share', data: bands.map((b) => b.currentPrice), kind: 'line', axis: 'right' },
+              ]}
+              format={(v) => formatUsd(v)}
+            />
+          ) : null}
+          <table className="table table-stack">
+            <caption>Bands</caption>
+            <thead>
+              <tr>
+                <th scope="col">Band</th>
+                <th scope="col" className="num">Shares</th>
+                <th scope="col" className="num">Paid per share</th>
+                <th scope="col" className="num">Bid per share</th>
+                <th scope="col" className="num">Value</th>
+              </tr>
+            </thead>
+            <tbody>
+              {bands.map((b) => (
+                <tr key={b.bandId}>
+                  <th scope="row" data-label="Band">
+                    {b.name}
+                  </th>
+                  <td data-label="Shares" className="num">
+                    {formatShares(b.tokens)}
+                  </td>
+                  <td data-label="Paid per share" className="num">
+                    {formatUsd(b.entryPrice)}
+                  </td>
+                  <td data-label="Bid per share" className="num">
+                    {formatUsd(b.currentPrice)}
+                  </td>
+                  <td data-label="Value" className="num">
+                    {formatUsd(b.value)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {p.status === 'open' || soldHere ? <SellPanel userId={userId} positionId={p.id} title={title} onSold={() => setSoldHere(true)} /> : null}
+        </>
+      ) : null}
+    </section>
+  );
+}

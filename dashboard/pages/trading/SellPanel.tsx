@@ -1,0 +1,214 @@
+/**
+ * Selling a position from the dashboard: the customer picks a percentage, sees the sale's quote
+ * (POST /trading/sell/quote: proceeds, average price per unit, P&L, any band that would not sell)
+ * and the price protection the sale will carry — `minAveragePrice`, the quoted average less a
+ * tolerance they choose — and only then confirms. If the bids fall further before the sale reaches
+ * the venue, the sale is refused with nothing sent, rather than filled at a worse price.
+ * Each confirmation carries one Idempotency-Key, made with its quote: a retry sells once.
+ */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { ErrorMessage } from '../../components/ErrorMessage.tsx';
+import { formatShares, formatSignedUsd, formatUsd, pnlClass } from '../../format.ts';
+import { forUser, saleClient, type Outputs } from '../../trpc.ts';
+import { useNames } from './events.ts';
+
+type Quote = Outputs['trading']['sellQuote'];
+type Sale = Outputs['trading']['sell'];
+
+/** The protection a sale gets by default: refused below 2% under the quoted average. */
+const DEFAULT_TOLERANCE_PERCENT = 2;
+
+/** The least average price per unit the sale accepts: the quote less the tolerance, down to a micro-dollar. */
+export function protectionFor(averagePrice: number, tolerancePercent: number): number {
+  return Math.floor(averagePrice * (1 - tolerancePercent / 100) * 1e6) / 1e6;
+}
+
+export function SellPanel({ userId, positionId, title, onSold }: { userId: string; positionId: string; title: string; onSold: () => void }) {
+  const ids = useId();
+  const queryClient = useQueryClient();
+  const [percentage, setPercentage] = useState('100');
+  const [tolerance, setTolerance] = useState(String(DEFAULT_TOLERANCE_PERCENT));
+  const [quoted, setQuoted] = useState<{ quote: Quote; idempotencyKey: string } | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const summary = useRef<HTMLHeadingElement>(null);
+  const names = useNames();
+
+  const quote = useMutation({
+    mutationFn: (pct: number) => forUser(userId).trading.sellQuote.mutate({ positionId, percentage: pct }),
+    onSuccess: (q) => setQuoted({ quote: q, idempotencyKey: crypto.randomUUID() }),
+  });
+  const sale = useMutation({
+    mutationFn: ({ q, key, minAveragePrice }: { q: Quote; key: string; minAveragePrice: number }) =>
+      saleClient(userId, key).trading.sell.mutate({ positionId, percentage: q.percentage, minAveragePrice }),
+    onSuccess: onSold,
+    onSettled: () => {
+      for (const key of ['positions.list', 'positions.get', 'orders.list', 'orders.history', 'settlements.list', 'tradingUsers.list']) void queryClient.invalidateQueries({ queryKey: [key] });
+    },
+  });
+  useEffect(() => {
+    if (quoted) summary.current?.focus();
+  }, [quoted]);
+
+  const tolerancePercent = Number(tolerance);
+  const toleranceOk = tolerance.trim() !== '' && Number.isFinite(tolerancePercent) && tolerancePercent >= 0 && tolerancePercent <= 50;
+  const minAveragePrice = quoted && toleranceOk ? protectionFor(quoted.quote.averagePrice, tolerancePercent) : null;
+
+  const askQuote = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const pct = Number(percentage);
+    if (!/^\d{1,3}(\.\d{1,2})?$/.test(percentage.trim()) || pct < 1 || pct > 100) {
+      setProblem('Enter a percentage from 1 to 100 (up to two decimals).');
+      return;
+    }
+    setProblem(null);
+    setQuoted(null);
+    sale.reset();
+    quote.mutate(pct);
+  };
+
+  if (sale.isSuccess) return <SaleDone sale={sale.data} title={title} />;
+
+  return (
+    <section className="sell" aria-labelledby={`${ids}-title`}>
+      <h4 id={`${ids}-title`}>Sell</h4>
+      <form className="form" onSubmit={askQuote}>
+        <div className="field-row">
+          <div className="field">
+            <label htmlFor={`${ids}-pct`}>Percentage to sell</label>
+            <input
+              id={`${ids}-pct`}
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={percentage}
+              onChange={(e) => {
+                setPercentage(e.target.value);
+                setQuoted(null);
+              }}
+              aria-invalid={problem ? true : undefined}
+              aria-describedby={`${ids}-pct-help`}
+            />
+            <p id={`${ids}-pct-help`} className={problem ? 'field-error small' : 'muted small'}>
+              {problem ??
+                (quoted?.quote.partialSaleRange
+                  ? `100%, or a partial sale from ${quoted.quote.partialSaleRange.lowest}% to ${quoted.quote.partialSaleRange.highest}% (every band sells the same fraction).`
+                  : 'Every band sells the same fraction; 100% closes the position.')}
+            </p>
+          </div>
+          <div className="field">
+            <label htmlFor={`${ids}-tol`}>Price protection (% under the quote)</label>
+            <input
+              id={`${ids}-tol`}
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={tolerance}
+              onChange={(e) => setTolerance(e.target.value)}
+              aria-invalid={toleranceOk ? undefined : true}
+              aria-describedby={`${ids}-tol-help`}
+            />
+            <p id={`${ids}-tol-help`} className={toleranceOk ? 'muted small' : 'field-error small'}>
+              {toleranceOk ? 'The sale is refused, with nothing sent, if the bids fall further than this before it reaches the venue.' : 'Enter 0 to 50.'}
+            </p>
+          </div>
+        </div>
+        <div className="actions">
+          <button type="submit" className="button button-secondary" disabled={quote.isPending}>
+            {quote.isPending ? 'Quoting…' : quoted ? 'Quote again' : 'Preview sale'}
+          </button>
+        </div>
+      </form>
+      {quote.isError ? <ErrorMessage error={quote.error} title="The sale could not be quoted" /> : null}
+      {quoted ? (
+        <div className="quote" role="region" aria-labelledby={`${ids}-quote`}>
+          <h5 id={`${ids}-quote`} ref={summary} tabIndex={-1}>
+            Selling {quoted.quote.percentage}% of {title}
+          </h5>
+          <dl className="facts facts-inline">
+            <dt>Units sold</dt>
+            <dd>{formatShares(quoted.quote.units)}</dd>
+            <dt>Proceeds at the bids now</dt>
+            <dd className="figure">{formatUsd(quoted.quote.totalProceeds)}</dd>
+            <dt>Average per unit</dt>
+            <dd>{formatUsd(quoted.quote.averagePrice)}</dd>
+            <dt>Estimated P&amp;L</dt>
+            <dd className={pnlClass(quoted.quote.estimatedPnl)}>{formatSignedUsd(quoted.quote.estimatedPnl)}</dd>
+            <dt>Price protection</dt>
+            <dd>{minAveragePrice === null ? '—' : <>refused below {formatUsd(minAveragePrice)} per unit</>}</dd>
+          </dl>
+          {!quoted.quote.allSellable ? (
+            <p className="notice notice-warning">
+              Some bands would not sell (no bids, or fewer shares than the venue minimum): their shares stay in the position.
+            </p>
+          ) : null}
+          <table className="table table-stack">
+            <caption>Orders the sale would send</caption>
+            <thead>
+              <tr>
+                <th scope="col">Band</th>
+                <th scope="col" className="num">Shares</th>
+                <th scope="col" className="num">Worst bid reached</th>
+                <th scope="col" className="num">Proceeds</th>
+              </tr>
+            </thead>
+            <tbody>
+              {quoted.quote.bands.map((b) => (
+                <tr key={b.bandId}>
+                  <th scope="row" data-label="Band">
+                    {names.band(b.bandId)}
+                    {b.unsellable ? <span className="muted small"> (would not sell: {b.unsellable})</span> : null}
+                  </th>
+                  <td data-label="Shares" className="num">
+                    {formatShares(b.shares)}
+                  </td>
+                  <td data-label="Worst bid reached" className="num">
+                    {formatUsd(b.worstPrice)}
+                  </td>
+                  <td data-label="Proceeds" className="num">
+                    {formatUsd(b.proceeds)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <div className="actions">
+            <button
+              type="button"
+              className="button button-danger"
+              disabled={sale.isPending || minAveragePrice === null}
+              onClick={() => minAveragePrice !== null && sale.mutate({ q: quoted.quote, key: quoted.idempotencyKey, minAveragePrice })}
+            >
+              {sale.isPending ? 'Selling…' : `Confirm sale of ${quoted.quote.percentage}%`}
+            </button>
+            <button type="button" className="button button-secondary" disabled={sale.isPending} onClick={() => setQuoted(null)}>
+              Cancel
+            </button>
+          </div>
+          {sale.isError ? <ErrorMessage error={sale.error} title="The sale did not go through" /> : null}
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function SaleDone({ sale, title }: { sale: Sale; title: string }) {
+  const heading = useRef<HTMLParagraphElement>(null);
+  useEffect(() => heading.current?.focus(), []);
+  return (
+    <div className="notice notice-success" role="status">
+      <p className="notice-title" ref={heading} tabIndex={-1}>
+        Sold {sale.percentage}% of {title}: the position is {sale.status}.
+      </p>
+      <p>
+        Proceeds {formatUsd(sale.totalProceeds)}, realized P&amp;L <span className={pnlClass(sale.realizedPnl)}>{formatSignedUsd(sale.realizedPnl)}</span>.
+      </p>
+      {sale.unsold.length ? (
+        <p>
+          Not sold (the shares stay in the position):{' '}
+          {sale.unsold.map((u) => `${u.bandId} ${formatShares(u.shares)} shares (${u.reason})`).join('; ')}
+        </p>
+      ) : null}
+    </div>
+  );
+}

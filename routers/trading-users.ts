@@ -1,0 +1,35 @@
+/** GET /trading/users: the account's trading users (x-user-id values), for choosing whose positions to read. */
+import { z } from 'zod';
+import { accountUsers } from '../server/trading/account-users.ts';
+import { router } from '../server/trpc/init.ts';
+import { apiKeyProcedure } from '../server/trpc/procedures.ts';
+import { iso, isoString, optionalParams, wholeNumber } from './params.ts';
+
+export const tradingUsersRouter = router({
+  list: apiKeyProcedure
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/users',
+        tags: ['Positions'],
+        summary: "The account's trading users (every x-user-id it has traded for or configured), most recently active first",
+      },
+    })
+    .input(optionalParams({ limit: wholeNumber({ min: 1, max: 1000 }).default(200).meta({ description: '1 to 1000, default 200' }) }))
+    .output(
+      z.object({
+        users: z.array(
+          z.object({
+            userId: z.string().meta({ description: 'The x-user-id to send to read or trade for this user' }),
+            openPositions: z.number().int().meta({ description: 'Positions open or pending' }),
+            positions: z.number().int().meta({ description: 'All positions, whatever their status' }),
+            lastActivityAt: isoString().nullable(),
+          }),
+        ),
+      }),
+    )
+    .query(async ({ ctx, input }) => ({
+      users: (await accountUsers(ctx.services.database.db, ctx.principal.accountId, input.limit)).map((u) => ({ ...u, lastActivityAt: u.lastActivityAt ? iso(u.lastActivityAt) : null })),
+    })),
+});

@@ -1,0 +1,119 @@
+/**
+ * The customer dashboard in a real browser (issue #18): the built page served by the real app on a
+ * local port (the page's origin is the service's PUBLIC_URL: the sign-in message's domain and the
+ * trusted Origin), Debian's Chromium, and pages with an injected EIP-1193 wallet backed by a test key.
+ * Every page records what went wrong (console errors, failed requests, HTTP errors, requests to
+ * another origin) so a journey can fail on any of it.
+ */
+import { expect } from 'bun:test';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { parseAbi, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { createDepositChain } from '../../server/deposits/chain.ts';
+import type { TestApp } from './app.ts';
+import { launchChromium } from './chromium.ts';
+import { startEvm, type InProcessEvm } from './in-process-evm.ts';
+import { createTradingApp } from './trading-venue.ts';
+
+export const ROOT = new URL('../..', import.meta.url).pathname;
+const SHOTS = process.env.SCREENSHOTS === '1' ? `${ROOT}docs/screenshots` : null;
+export const USDC: Address = '0x3c499c542cef5e3811e1192ce70d8cc03d5c3359';
+export const DEPOSIT_ADDRESS: Address = '0x1111111111111111111111111111111111111111';
+export const erc20 = parseAbi(['function mint(address to, uint256 value)', 'function transfer(address to, uint256 value) returns (bool)']);
+
+export interface DashboardRig {
+  t: TestApp;
+  evm: InProcessEvm;
+  origin: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** Builds the dashboard, serves the app (trading on the test venue, deposits on an in-process chain), launches Chromium. */
+export async function startDashboard(env: Record<string, string> = {}): Promise<DashboardRig> {
+  // The build npm start and npm test run first; built again here so `bun test` alone works too.
+  const build = Bun.spawnSync([process.execPath, 'scripts/build-dashboard.ts'], { cwd: ROOT, stderr: 'pipe', stdout: 'pipe' });
+  if (build.exitCode !== 0) throw new Error(`dashboard build failed: ${build.stderr.toString()}`);
+  let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handler(request) });
+  const origin = `http://127.0.0.1:${server.port}`;
+  const evm = await startEvm();
+  await evm.deploy('MiniErc20', [], USDC);
+  const t = await createTradingApp(
+    { PUBLIC_URL: origin, DEPOSIT_ADDRESS, DEPOSIT_SCAN_INTERVAL_MS: '0', ...env },
+    { depositChain: createDepositChain(evm.client, { finalityDepth: 0 }) },
+  );
+  handler = (request) => t.app.handle(request, { clientIp: '127.0.0.1' });
+  const browser = await launchChromium();
+  return {
+    t,
+    evm,
+    origin,
+    browser,
+    async close() {
+      await browser.close();
+      server.stop(true);
+      await t.close();
+      await evm.close();
+    },
+  };
+}
+
+export interface WalletPage {
+  page: Page;
+  context: BrowserContext;
+  wallet: PrivateKeyAccount;
+  /** Everything that went wrong on the page; a journey ends with `expect(problems).toEqual([])`. */
+  problems: string[];
+}
+
+/** A page with a wallet (EIP-1193 `window.ethereum`) backed by `wallet`'s key. */
+export async function walletPage(rig: DashboardRig, width: number, wallet = privateKeyToAccount(generatePrivateKey())): Promise<WalletPage> {
+  const { origin } = rig;
+  const context = await rig.browser.newContext({ viewport: { width, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'], acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
+  page.on('request', (r) => !r.url().startsWith(origin) && !r.url().startsWith('data:') && !r.url().startsWith('blob:') && problems.push(`another origin: ${r.url()}`));
+  await page.exposeFunction('__testWalletSign', (hex: `0x${string}`) => wallet.signMessage({ message: { raw: hex } }));
+  await page.addInitScript(`window.ethereum = { request: async ({ method, params }) => {
+    if (method === 'eth_requestAccounts' || method === 'eth_accounts') return ['${wallet.address.toLowerCase()}'];
+    if (method === 'personal_sign') return window.__testWalletSign(params[0]);
+    throw Object.assign(new Error('unsupported ' + method), { code: 4200 });
+  } };`);
+  return { page, problems, wallet, context };
+}
+
+/** Opens /dashboard and signs in with the page's wallet; resolves on the overview. */
+export async function signIn(rig: DashboardRig, page: Page): Promise<void> {
+  await page.goto(`${rig.origin}/dashboard`);
+  await page.getByRole('button', { name: 'Sign in with your wallet' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}
+
+/** The signed-in page's account id, as the service knows it (from the session). */
+export async function accountIdOf(rig: DashboardRig, context: BrowserContext): Promise<string> {
+  const cookie = (await context.cookies()).find((c) => c.name === 'pipo_session')!;
+  const res = await fetch(`${rig.origin}/api/auth/session`, { headers: { cookie: `pipo_session=${cookie.value}` } });
+  return ((await res.json()) as { accountId: string }).accountId;
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+export async function expectAccessible(page: Page, where: string): Promise<void> {
+  await page.evaluate(readFileSync(`${ROOT}node_modules/axe-core/axe.min.js`, 'utf8'));
+  const violations = await page.evaluate(async () =>
+    (await (window as any).axe.run(document)).violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, target: v.nodes[0]?.target })),
+  );
+  expect(`${where}: ${JSON.stringify(violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical'))}`).toBe(`${where}: []`);
+}
+
+/** With SCREENSHOTS=1: the README's screenshot `docs/screenshots/<name>-<width>.png`. */
+export async function shot(page: Page, name: string, width: number): Promise<void> {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
+}
