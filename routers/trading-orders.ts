@@ -32,7 +32,6 @@ export const tradingOrdersRouter = router({
 
   sync: userProcedure
     .meta({
-      session: true,
       openapi: {
         method: 'POST',
         path: '/trading/orders/sync',

@@ -35,7 +35,6 @@ export const tradingPositionsRouter = router({
 
   sync: userProcedure
     .meta({
-      session: true,
       openapi: {
         method: 'POST',
         path: '/trading/positions/sync',

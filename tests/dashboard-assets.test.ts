@@ -45,6 +45,16 @@ describe('dashboard assets', () => {
     expect(refused.headers.get('content-encoding')).toBeNull();
   });
 
+  test('a same-origin module script (the browser sends Origin) varies on both Origin and Accept-Encoding', async () => {
+    const origin = t.services.config.auth.publicUrl;
+    const res = await t.request(script, { headers: { 'accept-encoding': 'gzip', origin } });
+    expect(res.headers.get('content-encoding')).toBe('gzip');
+    const vary = (res.headers.get('vary') ?? '').toLowerCase().split(',').map((v) => v.trim());
+    expect(vary).toContain('accept-encoding');
+    expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(vary).toContain('origin');
+  });
+
   test('nothing but the built assets: traversal, hidden files, .gz names and unknown files are 404 in our error shape', async () => {
     for (const path of ['/dashboard/assets/..%2Findex.html', '/dashboard/assets/.hidden', `${script}.gz`, '/dashboard/assets/nope.js']) {
       const res = await t.request(path);
@@ -58,6 +68,8 @@ describe('dashboard assets', () => {
     expect(acceptsGzip('br, GZIP;q=0.5')).toBe(true);
     expect(acceptsGzip('*')).toBe(true);
     expect(acceptsGzip('gzip;q=0')).toBe(false);
+    expect(acceptsGzip('gzip;q=0, *')).toBe(false); // named gzip wins over *
+    expect(acceptsGzip('identity, *;q=0.1')).toBe(true);
     expect(acceptsGzip('br, deflate')).toBe(false);
     expect(acceptsGzip(null)).toBe(false);
   });

@@ -13,7 +13,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { chromiumAvailable } from './harness/chromium.ts';
 import { accountIdOf, DEPOSIT_ADDRESS, erc20, expectAccessible, shot, signIn, startDashboard, USDC, walletPage, type DashboardRig } from './harness/dashboard.ts';
-import { fundedAccount } from './harness/factories.ts';
+import { DASHBOARD_KEY } from './harness/app.ts';
+import { dashboardHeaders, fundedAccount } from './harness/factories.ts';
 import { buy, expectBooksAgree, trader } from './harness/trading.ts';
 
 import { formatSignedUsd, formatUsd } from '../dashboard/format.ts';
@@ -109,11 +110,12 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByRole('link', { name: 'Trading' }).click();
       await page.getByLabel('Show the positions of').waitFor();
       expect(await page.getByLabel('Show the positions of').inputValue()).toBe(who.userId);
-      const row = page.getByRole('row').filter({ hasText: event.name });
+      const positionsTable = page.getByRole('table', { name: /^Positions of/ });
+      const row = positionsTable.getByRole('row').filter({ hasText: event.name });
       await row.getByText('Open', { exact: true }).waitFor();
       const listed = await (await rig.t.request('/api/trading/positions', { headers: who.headers })).json();
       expect(await row.getByRole('cell').nth(3).textContent()).toBe(formatUsd(listed.positions[0].cost)); // the cost basis (the value moves with the bids)
-      await row.getByRole('button', { name: `Show ${event.name} LONG position` }).click();
+      await row.getByRole('button', { name: `Details of ${event.name} LONG position` }).click();
       await page.getByRole('img', { name: `Bands of the ${event.name} LONG position: value held per band at the best bid, and the bid price per share` }).waitFor();
       expect(await page.getByRole('table', { name: 'Bands' }).getByRole('row').count()).toBe(1 + bought.body.orders.length);
       await shot(page, 'trading', width);
@@ -128,9 +130,9 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByText(`Sold 100% of ${event.name} LONG: the position is closed.`).waitFor();
       const closed = await (await rig.t.request(`/api/trading/positions/${positionId}`, { headers: who.headers })).json();
       expect(closed.status).toBe('closed');
-      await page.getByText(formatSignedUsd(closed.realizedPnl)).first().waitFor();
+      await page.getByRole('status').filter({ hasText: 'Sold 100%' }).getByText(formatSignedUsd(closed.realizedPnl)).waitFor();
       await page.getByLabel('Closed', { exact: true }).check();
-      await page.getByRole('row').filter({ hasText: event.name }).getByText('Closed', { exact: true }).waitFor();
+      await positionsTable.getByRole('row').filter({ hasText: event.name }).getByText('Closed', { exact: true }).waitFor();
       await expectBooksAgree(rig.t, who);
 
       // Sign out: the session is gone for the browser and the API alike.
@@ -163,5 +165,74 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     expect(b.problems).toEqual([]);
     await a.context.close();
     await b.context.close();
+  }, 120_000);
+  test('a position settled at its event\'s resolution: shown as settled, with its payout and P&L', async () => {
+    const { page, problems, context } = await walletPage(rig, 1280);
+    await signIn(rig, page);
+    const accountId = await accountIdOf(rig, context);
+    const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 5 }) });
+    const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
+    const event = events.filter((e: any) => e.status === 'open').at(-1);
+    const bought = await buy(rig.t, who, { eventId: event.id, side: 'LONG', amount: 120 });
+    expect(bought.res.status).toBe(200);
+    // The operator resolves the event (the dashboard key); the position settles at once.
+    const winner = event.bands.at(-1);
+    const resolved = await rig.t.request(`/api/events/${event.id}/resolution`, {
+      method: 'POST',
+      headers: { ...dashboardHeaders(DASHBOARD_KEY, accountId), 'content-type': 'application/json' },
+      body: JSON.stringify({ winningBandId: winner.id }),
+    });
+    expect(resolved.status).toBe(200);
+    const settled = (await (await rig.t.request('/api/trading/settlements', { headers: who.headers })).json()).settlements;
+    expect(settled).toHaveLength(1);
+
+    await page.getByRole('link', { name: 'Trading' }).click();
+    await page.getByLabel('Settled', { exact: true }).check();
+    const row = page.getByRole('table', { name: /^Positions of/ }).getByRole('row').filter({ hasText: event.name });
+    await row.getByText('Settled', { exact: true }).waitFor();
+    const settlementRow = page.getByRole('table', { name: 'Settlements' }).getByRole('row').filter({ hasText: event.name });
+    await settlementRow.getByText(`Resolved: ${winner.label}`).waitFor();
+    expect(await settlementRow.getByRole('cell').nth(2).textContent()).toBe(formatUsd(settled[0].proceeds));
+    expect(await settlementRow.getByRole('cell').nth(3).textContent()).toBe(formatSignedUsd(settled[0].realizedPnl));
+    await expectAccessible(page, 'trading, settled');
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+  test('a sale whose answer is lost is retried with the same Idempotency-Key from the page: it sells once', async () => {
+    const { page, problems, context } = await walletPage(rig, 1280);
+    await signIn(rig, page);
+    const accountId = await accountIdOf(rig, context);
+    const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 5 }) });
+    const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
+    const event = events.find((e: any) => e.status === 'open');
+    const bought = await buy(rig.t, who, { eventId: event.id, side: 'SHORT', amount: 90 });
+    expect(bought.res.status).toBe(200);
+    // The first sale reaches the service and sells, but its answer never reaches the page.
+    const keys: string[] = [];
+    await page.route('**/trpc/trading.sell', async (route) => {
+      keys.push(route.request().headers()['idempotency-key']!);
+      const response = await route.fetch();
+      if (keys.length === 1) return route.abort('connectionreset');
+      return route.fulfill({ response });
+    });
+    await page.getByRole('link', { name: 'Trading' }).click();
+    await page.getByRole('table', { name: /^Positions of/ }).getByRole('button', { name: `Details of ${event.name} SHORT position` }).click();
+    await page.getByLabel('Percentage to sell').fill('100');
+    await page.getByRole('button', { name: 'Preview sale' }).click();
+    await page.getByRole('button', { name: 'Confirm sale of 100%' }).click();
+    await page.getByText(/outcome is not known yet/).waitFor();
+    // Only the same request is offered: no new quote, no cancel, the form is locked.
+    expect(await page.getByRole('button', { name: 'Quote again' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Retry the same sale' }).click();
+    await page.getByText(`Sold 100% of ${event.name} SHORT: the position is closed.`).waitFor();
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    const sales = (await (await rig.t.request('/api/trading/history', { headers: who.headers })).json()).trades.filter((t: any) => t.action === 'SELL');
+    expect(sales).toHaveLength(bought.body.orders.length); // one SELL fill per band: sold once
+    await expectBooksAgree(rig.t, who);
+    // The aborted request (and the browser's console line about it) is the one failure, provoked on purpose.
+    expect(problems.filter((p) => !p.includes('trading.sell') && !p.includes('ERR_CONNECTION_RESET'))).toEqual([]);
+    await context.close();
   }, 120_000);
 });

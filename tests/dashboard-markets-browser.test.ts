@@ -282,7 +282,9 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
     await page.getByRole('button', { name: `Show ${target.name}`, exact: true }).click();
     const quote = await getJson<Quote>(quotePath(target.id));
     await expectBands(page, target.name, quote);
-    expect(problems).toEqual([]);
+    // The batches this test broke on purpose are its only failed requests.
+    expect(problems.filter((p) => p.startsWith('HTTP 207:'))).toHaveLength(broken);
+    expect(problems.filter((p) => !p.startsWith('HTTP 207:'))).toEqual([]);
     await context.close();
   }, 120_000);
 

@@ -19,7 +19,7 @@ beforeAll(async () => {
   t = await createTradingApp();
   const { body } = await api(t, { headers: {} }, 'GET', '/api/trading/events');
   openEvent = body.events.find((e: any) => e.status === 'open').id;
-});
+}, 60_000);
 afterAll(() => t.close());
 
 const quoteSale = (who: Pick<Trader, 'headers'>, body: Record<string, unknown>, extra?: Record<string, string>) => api(t, who, 'POST', '/api/trading/sell/quote', body, extra);

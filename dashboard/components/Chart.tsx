@@ -53,13 +53,15 @@ function palette(): string[] {
   return [1, 2, 3, 4].map((i) => style.getPropertyValue(`--chart-${i}`).trim() || '#1f4fd6');
 }
 
-function configOf(props: ChartProps): ChartConfiguration {
+/** `latest()` is read when a tick or tooltip is drawn, so a page's newest formatters are used. */
+function configOf(latest: () => ChartProps): ChartConfiguration {
+  const props = latest();
   const colors = palette();
   const style = getComputedStyle(document.documentElement);
   const text = style.getPropertyValue('--muted').trim() || '#555c68';
   const grid = style.getPropertyValue('--border').trim() || '#d5d9e0';
-  const left = props.format ?? ((v: number) => String(v));
-  const right = props.formatRight ?? left;
+  const left = (v: number) => (latest().format ?? String)(v);
+  const right = (v: number) => (latest().formatRight ?? latest().format ?? String)(v);
   const usesRight = props.series.some((s) => s.axis === 'right');
   return {
     type: props.kind,
@@ -115,7 +117,7 @@ export function Chart(props: ChartProps) {
 
   useEffect(() => {
     if (!canvas.current) return;
-    chart.current = new ChartJs(canvas.current, configOf(latest.current));
+    chart.current = new ChartJs(canvas.current, configOf(() => latest.current));
     return () => {
       chart.current?.destroy();
       chart.current = null;

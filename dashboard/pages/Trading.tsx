@@ -7,7 +7,7 @@
  * lists them (GET /trading/users) and shows one at a time; every call carries that user's id.
  */
 import { useQuery } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { formatDate } from '../format.ts';
 import { api } from '../trpc.ts';
@@ -20,7 +20,13 @@ export function Trading() {
   const users = useQuery({ queryKey: ['tradingUsers.list'], queryFn: () => api.tradingUsers.list.query({}), refetchInterval: 30_000 });
   const [chosen, setChosen] = useState<string | null>(null);
   const list = users.data?.users ?? [];
-  const userId = chosen && list.some((u) => u.userId === chosen) ? chosen : (list[0]?.userId ?? null);
+  // The first user shown stays chosen: the list is re-read (most recently active first), and a program
+  // trading for someone else meanwhile must not switch the page under the customer.
+  useEffect(() => {
+    if (chosen === null && list[0]) setChosen(list[0].userId);
+  }, [chosen, list]);
+  const userId = chosen ?? list[0]?.userId ?? null;
+  const options = userId && !list.some((u) => u.userId === userId) ? [{ userId, openPositions: 0, positions: 0, lastActivityAt: null }, ...list] : list;
 
   return (
     <>
@@ -39,22 +45,23 @@ export function Trading() {
           <div className="field">
             <label htmlFor={`${ids}-user`}>Show the positions of</label>
             <select id={`${ids}-user`} value={userId} onChange={(e) => setChosen(e.target.value)} aria-describedby={`${ids}-user-help`}>
-              {list.map((u) => (
+              {options.map((u) => (
                 <option key={u.userId} value={u.userId}>
                   {u.userId} ({u.openPositions} open of {u.positions})
                 </option>
               ))}
             </select>
             <p id={`${ids}-user-help`} className="muted small">
-              The <code>x-user-id</code> your programs trade for. Last active {formatDate(list.find((u) => u.userId === userId)?.lastActivityAt)}.
+              The <code>x-user-id</code> your programs trade for. Last active {formatDate(options.find((u) => u.userId === userId)?.lastActivityAt)}.
             </p>
           </div>
         ) : null}
       </section>
       {userId ? (
         <>
-          <Positions userId={userId} />
-          <Activity userId={userId} />
+          {/* Keyed by user: nothing of one user's page (an open position, a sale) survives a switch. */}
+          <Positions key={`positions-${userId}`} userId={userId} />
+          <Activity key={`activity-${userId}`} userId={userId} />
         </>
       ) : null}
     </>

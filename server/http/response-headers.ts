@@ -25,6 +25,13 @@ export function writeResponseHeaders(source: HeaderSource, status: number, alrea
   for (const name in source.cors) set(name, source.cors[name]!);
 }
 
+/** Vary lists every header a response depends on: CORS's Origin joins what the route said (e.g. Accept-Encoding). */
+function joinVary(existing: string | null, added: string): string {
+  if (!existing) return added;
+  const names = existing.split(',').map((n) => n.trim().toLowerCase());
+  return names.includes(added.toLowerCase()) ? existing : `${existing}, ${added}`;
+}
+
 /** Adds the headers to a response built elsewhere (Elysia's routes, /trpc, errors). */
 export function withResponseHeaders(response: Response, source: HeaderSource): Response {
   let headers = response.headers;
@@ -35,7 +42,7 @@ export function withResponseHeaders(response: Response, source: HeaderSource): R
     headers = new Headers(response.headers);
     response = new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   }
-  writeResponseHeaders(source, response.status, headers.has('Retry-After'), (name, value) => headers.set(name, value));
+  writeResponseHeaders(source, response.status, headers.has('Retry-After'), (name, value) => headers.set(name, name === 'Vary' ? joinVary(headers.get('vary'), value) : value));
   return response;
 }
 

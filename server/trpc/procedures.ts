@@ -172,6 +172,8 @@ const billedForUser = (bucket: 'key' | 'trade') =>
     if (usesSession(opts, presentedKey(opts.ctx))) {
       const session = await admitSession(opts);
       const userId = normaliseUserId(opts.ctx.headers.get('x-user-id'));
+      // A sale from the dashboard counts against the account's trade bucket, as a key's would.
+      if (bucket === 'trade') await applyRateLimit(opts.ctx, `trade-session:${session.accountId}`, opts.ctx.services.config.rateLimits.trade);
       const principal: KeyPrincipal = { apiKeyId: '', accountId: session.accountId, costPerRequestMicros: null };
       return opts.next({ ctx: { principal, user: { accountId: session.accountId, userId } } });
     }

@@ -77,7 +77,8 @@ export async function walletPage(rig: DashboardRig, width: number, wallet = priv
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()}: ${r.url()}`));
+  // 207: a tRPC batch in which some call failed (the others succeeded) — a failed request all the same.
+  page.on('response', (r) => (r.status() >= 400 || r.status() === 207) && problems.push(`HTTP ${r.status()}: ${r.url()}`));
   page.on('request', (r) => !r.url().startsWith(origin) && !r.url().startsWith('data:') && !r.url().startsWith('blob:') && problems.push(`another origin: ${r.url()}`));
   await page.exposeFunction('__testWalletSign', (hex: `0x${string}`) => wallet.signMessage({ message: { raw: hex } }));
   await page.addInitScript(`window.ethereum = { request: async ({ method, params }) => {

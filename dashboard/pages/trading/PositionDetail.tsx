@@ -18,8 +18,9 @@ interface Props {
 export function PositionDetail({ userId, positionId, eventName, onClose }: Props) {
   const ids = useId();
   const heading = useRef<HTMLHeadingElement>(null);
-  // A sale made here keeps its answer on screen after the position closes.
-  const [soldHere, setSoldHere] = useState(false);
+  // A sale started here stays on screen after the position closes: its answer, or its retry when the
+  // answer was lost (the live refresh may show the position closed before the page hears of it).
+  const [saleStarted, setSaleStarted] = useState(false);
   const detail = useQuery({ queryKey: ['positions.get', userId, positionId], queryFn: () => forUser(userId).positions.get.query({ id: positionId }), refetchInterval: LIVE_MS });
   useEffect(() => heading.current?.focus(), []);
   const p = detail.data;
@@ -116,7 +117,7 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
               ))}
             </tbody>
           </table>
-          {p.status === 'open' || soldHere ? <SellPanel userId={userId} positionId={p.id} title={title} onSold={() => setSoldHere(true)} /> : null}
+          {p.status === 'open' || saleStarted ? <SellPanel userId={userId} positionId={p.id} title={title} onSaleStarted={() => setSaleStarted(true)} /> : null}
         </>
       ) : null}
     </section>

@@ -50,6 +50,11 @@ export function Positions({ userId }: { userId: string }) {
       {positions.data && rows.length === 0 ? <p>No {status === 'all' ? '' : `${status} `}positions.</p> : null}
       {rows.length > 0 ? (
         <>
+          {positions.data && positions.data.total > rows.length ? (
+            <p className="muted small">
+              The newest {rows.length} of {positions.data.total} positions, and their totals.
+            </p>
+          ) : null}
           <dl className="facts facts-inline">
             <dt>Value at the bids</dt>
             <dd className="figure">{formatUsd(totals.value)}</dd>
@@ -86,10 +91,24 @@ export function Positions({ userId }: { userId: string }) {
           </table>
         </>
       ) : null}
-      {openId ? <PositionDetail key={openId} userId={userId} positionId={openId} eventName={eventName} onClose={() => setOpenId(null)} /> : null}
+      {openId ? (
+        <PositionDetail
+          key={openId}
+          userId={userId}
+          positionId={openId}
+          eventName={eventName}
+          onClose={() => {
+            // Focus goes back to the button that opened it, not to the page's top.
+            document.getElementById(detailsButtonId(openId))?.focus();
+            setOpenId(null);
+          }}
+        />
+      ) : null}
     </section>
   );
 }
+
+const detailsButtonId = (positionId: string) => `details-${positionId}`;
 
 function PositionRow({ position: p, name, open, onToggle }: { position: Position; name: string; open: boolean; onToggle: () => void }) {
   return (
@@ -118,7 +137,7 @@ function PositionRow({ position: p, name, open, onToggle }: { position: Position
       </td>
       <td data-label="Opened">{formatDate(p.createdAt)}</td>
       <td data-label="Details" className="cell-actions">
-        <button type="button" className="button button-secondary" aria-expanded={open} aria-label={`${open ? 'Hide' : 'Show'} ${name} ${p.side} position`} onClick={onToggle}>
+        <button id={detailsButtonId(p.id)} type="button" className="button button-secondary" aria-expanded={open} aria-label={`${open ? 'Hide' : 'Details of'} ${name} ${p.side} position`} onClick={onToggle}>
           {open ? 'Hide' : 'Details'}
         </button>
       </td>

@@ -10,7 +10,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { formatShares, formatSignedUsd, formatUsd, pnlClass } from '../../format.ts';
-import { forUser, saleClient, type Outputs } from '../../trpc.ts';
+import { forUser, problemOf, saleClient, type Outputs } from '../../trpc.ts';
 import { useNames } from './events.ts';
 
 type Quote = Outputs['trading']['sellQuote'];
@@ -19,17 +19,26 @@ type Sale = Outputs['trading']['sell'];
 /** The protection a sale gets by default: refused below 2% under the quoted average. */
 const DEFAULT_TOLERANCE_PERCENT = 2;
 
-/** The least average price per unit the sale accepts: the quote less the tolerance, down to a micro-dollar. */
+/**
+ * The least average price per unit the sale accepts: the quote less the tolerance, rounded down to a
+ * micro-dollar (the direction that lets a sale at the quoted price through). In integer micros, so a
+ * 0% tolerance is exactly the quote.
+ */
 export function protectionFor(averagePrice: number, tolerancePercent: number): number {
-  return Math.floor(averagePrice * (1 - tolerancePercent / 100) * 1e6) / 1e6;
+  const micros = Math.round(averagePrice * 1e6);
+  return Math.floor((micros * Math.round((100 - tolerancePercent) * 100)) / 10_000) / 1e6;
 }
 
-export function SellPanel({ userId, positionId, title, onSold }: { userId: string; positionId: string; title: string; onSold: () => void }) {
+export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId: string; positionId: string; title: string; onSaleStarted: () => void }) {
   const ids = useId();
   const queryClient = useQueryClient();
   const [percentage, setPercentage] = useState('100');
   const [tolerance, setTolerance] = useState(String(DEFAULT_TOLERANCE_PERCENT));
-  const [quoted, setQuoted] = useState<{ quote: Quote; idempotencyKey: string } | null>(null);
+  // One quote, one Idempotency-Key; the protection is frozen into it at the first confirmation, so a
+  // retry of that confirmation is the very same request (the same key with another body is a 409).
+  const [quoted, setQuoted] = useState<{ quote: Quote; idempotencyKey: string; sentMinAveragePrice?: number } | null>(null);
+  // Set synchronously on the first click: a second click before React re-renders sends nothing.
+  const sending = useRef(false);
   const [problem, setProblem] = useState<string | null>(null);
   const summary = useRef<HTMLHeadingElement>(null);
   const names = useNames();
@@ -41,8 +50,8 @@ export function SellPanel({ userId, positionId, title, onSold }: { userId: strin
   const sale = useMutation({
     mutationFn: ({ q, key, minAveragePrice }: { q: Quote; key: string; minAveragePrice: number }) =>
       saleClient(userId, key).trading.sell.mutate({ positionId, percentage: q.percentage, minAveragePrice }),
-    onSuccess: onSold,
     onSettled: () => {
+      sending.current = false;
       for (const key of ['positions.list', 'positions.get', 'orders.list', 'orders.history', 'settlements.list', 'tradingUsers.list']) void queryClient.invalidateQueries({ queryKey: [key] });
     },
   });
@@ -51,11 +60,24 @@ export function SellPanel({ userId, positionId, title, onSold }: { userId: strin
   }, [quoted]);
 
   const tolerancePercent = Number(tolerance);
-  const toleranceOk = tolerance.trim() !== '' && Number.isFinite(tolerancePercent) && tolerancePercent >= 0 && tolerancePercent <= 50;
-  const minAveragePrice = quoted && toleranceOk ? protectionFor(quoted.quote.averagePrice, tolerancePercent) : null;
+  const toleranceOk = /^\d{1,2}(\.\d{1,2})?$/.test(tolerance.trim()) && tolerancePercent <= 50;
+  const minAveragePrice = quoted?.sentMinAveragePrice ?? (quoted && toleranceOk ? protectionFor(quoted.quote.averagePrice, tolerancePercent) : null);
+  // A sale whose outcome is unknown (no answer, 5xx, still running) may have sold: only the same
+  // request again (same key, same body) is offered until it answers.
+  const outcomeUnknown = sale.isError && !isDefiniteRefusal(sale.error);
+  const locked = sale.isPending || outcomeUnknown;
+
+  const confirm = () => {
+    if (!quoted || minAveragePrice === null || sending.current) return;
+    sending.current = true;
+    onSaleStarted();
+    setQuoted({ ...quoted, sentMinAveragePrice: minAveragePrice });
+    sale.mutate({ q: quoted.quote, key: quoted.idempotencyKey, minAveragePrice });
+  };
 
   const askQuote = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
+    if (locked) return;
     const pct = Number(percentage);
     if (!/^\d{1,3}(\.\d{1,2})?$/.test(percentage.trim()) || pct < 1 || pct > 100) {
       setProblem('Enter a percentage from 1 to 100 (up to two decimals).');
@@ -73,6 +95,8 @@ export function SellPanel({ userId, positionId, title, onSold }: { userId: strin
     <section className="sell" aria-labelledby={`${ids}-title`}>
       <h4 id={`${ids}-title`}>Sell</h4>
       <form className="form" onSubmit={askQuote}>
+        <fieldset className="plain-fieldset" disabled={locked}>
+          <legend className="visually-hidden">The sale</legend>
         <div className="field-row">
           <div className="field">
             <label htmlFor={`${ids}-pct`}>Percentage to sell</label>
@@ -118,6 +142,7 @@ export function SellPanel({ userId, positionId, title, onSold }: { userId: strin
             {quote.isPending ? 'Quoting…' : quoted ? 'Quote again' : 'Preview sale'}
           </button>
         </div>
+        </fieldset>
       </form>
       {quote.isError ? <ErrorMessage error={quote.error} title="The sale could not be quoted" /> : null}
       {quoted ? (
@@ -128,7 +153,7 @@ export function SellPanel({ userId, positionId, title, onSold }: { userId: strin
           <dl className="facts facts-inline">
             <dt>Units sold</dt>
             <dd>{formatShares(quoted.quote.units)}</dd>
-            <dt>Proceeds at the bids now</dt>
+            <dt>Proceeds at the bids now (before venue fees)</dt>
             <dd className="figure">{formatUsd(quoted.quote.totalProceeds)}</dd>
             <dt>Average per unit</dt>
             <dd>{formatUsd(quoted.quote.averagePrice)}</dd>
@@ -173,19 +198,21 @@ export function SellPanel({ userId, positionId, title, onSold }: { userId: strin
             </tbody>
           </table>
           <div className="actions">
-            <button
-              type="button"
-              className="button button-danger"
-              disabled={sale.isPending || minAveragePrice === null}
-              onClick={() => minAveragePrice !== null && sale.mutate({ q: quoted.quote, key: quoted.idempotencyKey, minAveragePrice })}
-            >
-              {sale.isPending ? 'Selling…' : `Confirm sale of ${quoted.quote.percentage}%`}
+            <button type="button" className="button button-danger" disabled={sale.isPending || minAveragePrice === null || (sale.isError && !outcomeUnknown)} onClick={confirm}>
+              {sale.isPending ? 'Selling…' : outcomeUnknown ? 'Retry the same sale' : `Confirm sale of ${quoted.quote.percentage}%`}
             </button>
-            <button type="button" className="button button-secondary" disabled={sale.isPending} onClick={() => setQuoted(null)}>
-              Cancel
-            </button>
+            {outcomeUnknown ? null : (
+              <button type="button" className="button button-secondary" disabled={sale.isPending} onClick={() => setQuoted(null)}>
+                Cancel
+              </button>
+            )}
           </div>
-          {sale.isError ? <ErrorMessage error={sale.error} title="The sale did not go through" /> : null}
+          {sale.isError ? (
+            <ErrorMessage
+              error={sale.error}
+              title={outcomeUnknown ? 'The sale\'s outcome is not known yet: retry it (it cannot sell twice), or check the orders below' : 'The sale did not go through'}
+            />
+          ) : null}
         </div>
       ) : null}
     </section>
@@ -211,4 +238,13 @@ function SaleDone({ sale, title }: { sale: Sale; title: string }) {
       ) : null}
     </div>
   );
+}
+
+/**
+ * An answer that says the sale did not happen: a 4xx refusal (protection, shape, rate limit…).
+ * Not: no answer at all, a 5xx, or 409 (the same sale is still running).
+ */
+function isDefiniteRefusal(error: unknown): boolean {
+  const { status } = problemOf(error);
+  return status >= 400 && status < 500 && status !== 409;
 }

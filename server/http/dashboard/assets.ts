@@ -51,13 +51,20 @@ export const dashboardAssets = {
   },
 };
 
-/** Whether an Accept-Encoding header takes gzip (and does not refuse it with q=0). */
+/**
+ * Whether an Accept-Encoding header takes gzip: gzip named with q > 0, or (gzip not named) `*` with
+ * q > 0. A gzip named with q=0 is refused whatever `*` says (RFC 9110 §12.5.3).
+ */
 export function acceptsGzip(header: string | null): boolean {
   if (!header) return false;
-  return header.split(',').some((part) => {
+  let gzip: number | undefined;
+  let any: number | undefined;
+  for (const part of header.split(',')) {
     const [coding, ...params] = part.trim().toLowerCase().split(';');
-    if (coding !== 'gzip' && coding !== '*') return false;
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (coding === 'gzip') gzip = weight;
+    else if (coding === '*') any = weight;
+  }
+  return (gzip ?? any ?? 0) > 0;
 }
