@@ -12,3 +12,5 @@ export * from './tables/polymarket.ts';
 export * from './tables/auth.ts';
 export * from './tables/deposits.ts';
 export * from './tables/metering.ts';
+export * from './tables/market-history.ts';
+export * from './tables/notifications.ts';

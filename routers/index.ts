@@ -9,6 +9,8 @@ import { billingRouter } from './billing.ts';
 import { depositsRouter } from './deposits.ts';
 import { eventsAdminRouter } from './events-admin.ts';
 import { keysRouter } from './keys.ts';
+import { marketHistoryRouter } from './market-history.ts';
+import { portfolioRouter } from './portfolio.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
 import { tradingMarketRouter } from './trading-market.ts';
@@ -19,6 +21,7 @@ import { tradingSettlementsRouter } from './trading-settlements.ts';
 import { tradingUsersRouter } from './trading-users.ts';
 import { tradingRouter } from './trading.ts';
 import { usageRouter } from './usage.ts';
+import { webhooksRouter } from './webhooks.ts';
 
 export const appRouter = router({
   pricing: pricingRouter,
@@ -30,12 +33,15 @@ export const appRouter = router({
   deposits: depositsRouter,
   privateCompanies: privateCompaniesRouter,
   tradingMarket: tradingMarketRouter,
+  marketHistory: marketHistoryRouter,
   tradingSettings: tradingSettingsRouter,
   trading: tradingRouter,
   tradingUsers: tradingUsersRouter,
   positions: tradingPositionsRouter,
   orders: tradingOrdersRouter,
   settlements: tradingSettlementsRouter,
+  portfolio: portfolioRouter,
+  webhooks: webhooksRouter,
   events: eventsAdminRouter,
 });
 

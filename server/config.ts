@@ -153,6 +153,16 @@ const envSchema = z.object({
       return n;
     }),
   MARKET_DATA_TTL_MS: int(2000, 0, 600_000),
+  MARKET_RECORD_INTERVAL_MS: int(2000, 0, 600_000),
+  CANDLE_MINUTE_RETENTION_DAYS: int(30, 1, 3650),
+  STREAM_HEARTBEAT_MS: int(15_000, 1000, 600_000),
+  STREAM_MAX_PER_KEY: int(5, 1, 10_000),
+  STREAM_MAX_PER_IP: int(20, 1, 100_000),
+  WEBHOOK_INTERVAL_MS: int(1000, 0, 3_600_000),
+  WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000),
+  WEBHOOK_RETRY_HOURS: int(24, 1, 720),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean(false),
+  BALANCE_LOW_USD: usdAmount('1', '1'),
   PAPER_STARTING_BALANCE_USD: usdAmount('10000', '10000'),
   VENUE_TIMEOUT_MS: int(10_000, 100, 120_000),
 });
@@ -212,6 +222,17 @@ export interface Config {
   stripe: { secretKey?: string; apiBase: string; meterEventName: string; exportIntervalMs: number };
   paper: { seed: number; drift: number; startingBalanceMicros: number };
   marketDataTtlMs: number;
+  /**
+   * Market data over time (issue #19): how often the recorder takes a snapshot for candles and live
+   * streams (0: never, e.g. in tests that drive it by hand), and how long 1-minute candles are kept.
+   */
+  marketRecord: { intervalMs: number; oneMinuteRetentionDays: number };
+  /** Live streams (issue #19): heartbeat period, and how many one API key / one client address may hold open. */
+  streams: { heartbeatMs: number; maxPerKey: number; maxPerIp: number };
+  /** Signed webhooks (issue #19): worker period (0: off), one delivery's deadline, how long retries go on, SSRF guard. */
+  webhooks: { intervalMs: number; timeoutMs: number; retryHours: number; allowPrivateNetworks: boolean };
+  /** A prepaid balance under this (micro-USD) emits balance.low once per crossing. */
+  balanceLowMicros: number;
   /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
   venueTimeoutMs: number;
 }
@@ -275,6 +296,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stripe: { secretKey: e.STRIPE_SECRET_KEY, apiBase: e.STRIPE_API_BASE.replace(/\/$/, ''), meterEventName: e.STRIPE_METER_EVENT_NAME, exportIntervalMs: e.METER_EXPORT_INTERVAL_MS },
     paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
+    marketRecord: { intervalMs: e.MARKET_RECORD_INTERVAL_MS, oneMinuteRetentionDays: e.CANDLE_MINUTE_RETENTION_DAYS },
+    streams: { heartbeatMs: e.STREAM_HEARTBEAT_MS, maxPerKey: e.STREAM_MAX_PER_KEY, maxPerIp: e.STREAM_MAX_PER_IP },
+    webhooks: { intervalMs: e.WEBHOOK_INTERVAL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS, retryHours: e.WEBHOOK_RETRY_HOURS, allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
+    balanceLowMicros: e.BALANCE_LOW_USD,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS,
   };
 }

@@ -87,6 +87,7 @@ async function shutdown(signal: string) {
   // stop(false): close the listener now, resolve once in-flight requests have finished.
   await Promise.race([server.stop(false), deadline]);
   await server.stop(true);
+  await services.recorder.stop();
   await settlementWorker?.stop();
   await meterExporter?.stop();
   await depositWatcher?.stop();
@@ -117,6 +118,7 @@ function describe(error: unknown): string {
 const app = createApp(services);
 settlementWorker = startSettlementWorker(services);
 meterExporter = startMeterExporter(services);
+services.recorder.start(config.marketRecord.intervalMs);
 if (services.depositChain) depositWatcher = startDepositWatcher({ db: services.database.db, chain: services.depositChain, config: config.deposits, logger });
 server.reload({
   ...serveOptions(config),

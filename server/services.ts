@@ -9,6 +9,7 @@ import { AggregateCache } from './companies/aggregate-cache.ts';
 import type { Config } from './config.ts';
 import type { Database } from '../db/client.ts';
 import type { Logger } from './lib/logger.ts';
+import { MarketRecorder } from './market/recorder.ts';
 import { MarketData } from './market/market-data.ts';
 import { CredentialCipher } from './trading/credential-cipher.ts';
 import { createVenue } from './venues/index.ts';
@@ -29,6 +30,8 @@ export interface Services {
   companyAggregates: AggregateCache;
   /** Events and order books, refreshed at most once per MARKET_DATA_TTL_MS. */
   marketData: MarketData;
+  /** Records a snapshot every MARKET_RECORD_INTERVAL_MS for candles and live streams (started by main.ts). */
+  recorder: MarketRecorder;
   /** Seals and opens stored venue credentials. */
   credentialCipher: CredentialCipher;
   /** The execution venue (VENUE). */
@@ -54,7 +57,7 @@ function defaultDepositChain(config: Config, polygon: PublicClient | undefined):
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon'>,
   options: { venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Services {
   const venue = options.venue ?? createVenue(parts.config, parts.database.db, options.now);
@@ -62,11 +65,13 @@ export function createServices(
   const polygon = options.polygon ?? (rpc ? createPolygonClient(rpc, { timeoutMs: parts.config.venueTimeoutMs }) : undefined);
   const { tradingEncryptionKey, tradingEncryptionPreviousKeys } = parts.config;
   if (!tradingEncryptionKey) throw new Error('createServices needs a resolved TRADING_ENCRYPTION_KEY (see resolveEncryptionKey)');
+  const marketData = new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now);
   return {
     ...parts,
     dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf),
     companyAggregates: new AggregateCache(),
-    marketData: new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now),
+    marketData,
+    recorder: new MarketRecorder(marketData, parts.logger),
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
     venue,
     recentKeys: new RecentKeys(),

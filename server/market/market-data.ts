@@ -31,6 +31,22 @@ export class MarketData {
     return this.refreshing;
   }
 
+  /**
+   * A snapshot taken no earlier than this call (the recorder's: every recording is a new look at the
+   * books), shared with the requests that need one meanwhile.
+   */
+  async refreshed(): Promise<MarketSnapshot> {
+    const requestedAt = this.now();
+    const current = this.fresh();
+    if (current && current.fetchedAt.getTime() >= requestedAt) return current;
+    if (this.refreshing) {
+      const pending = await this.refreshing;
+      if (pending.fetchedAt.getTime() >= requestedAt) return pending;
+    }
+    this.refreshing ??= this.refresh().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
   /** The current snapshot if it has not expired (synchronously: the cheapest answers need no promise). */
   fresh(): MarketSnapshot | undefined {
     return this.current && this.now() < this.current.expiresAt ? this.current.snapshot : undefined;

@@ -1,0 +1,4 @@
+/** Issue #19: being built. */
+import { router } from '../server/trpc/init.ts';
+
+export const webhooksRouter = router({});
