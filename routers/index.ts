@@ -13,6 +13,7 @@ import { marketHistoryRouter } from './market-history.ts';
 import { portfolioRouter } from './portfolio.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
+import { streamsRouter } from './streams.ts';
 import { tradingMarketRouter } from './trading-market.ts';
 import { tradingOrdersRouter } from './trading-orders.ts';
 import { tradingPositionsRouter } from './trading-positions.ts';
@@ -43,6 +44,7 @@ export const appRouter = router({
   portfolio: portfolioRouter,
   webhooks: webhooksRouter,
   events: eventsAdminRouter,
+  streams: streamsRouter,
 });
 
 export type AppRouter = typeof appRouter;

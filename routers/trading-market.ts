@@ -38,6 +38,48 @@ const event = z.object({
 const percent = () => z.number().nullable().meta({ description: 'Percent; null when the cost is 0' });
 const sideSlippage = z.object({ buyCost: z.number(), sellValue: z.number(), spread: z.number(), spreadPercent: z.number() });
 
+/** The /valuation answer: one event's prices, costs, returns, slippage and breakdown (also each message of the valuation stream). */
+export const valuationAnswer = z.object({
+  event: z.object({ name: z.string(), slug: z.string(), numBands: z.number().int(), status: eventStatus, winningBandId: winningBandId() }),
+  bands: z.array(z.object({ bandIndex: z.number().int(), label: z.string(), price: z.number(), tokenId: z.string() })),
+  valuation: z.object({
+    longCost: z.number(),
+    shortCost: z.number(),
+    bestLongReturn: percent(),
+    worstLongReturn: percent(),
+    bestShortReturn: percent(),
+    worstShortReturn: percent(),
+  }),
+  slippage: z.object({
+    long: sideSlippage,
+    short: sideSlippage,
+    bandPrices: z.array(z.object({ bandIndex: z.number().int(), bid: z.number(), ask: z.number() })),
+  }),
+  breakdown: z.array(
+    z.object({
+      bandIndex: z.number().int(),
+      label: z.string(),
+      minValuation: z.number(),
+      maxValuation: z.number().nullable(),
+      midpoint: z.number(),
+      price: z.number(),
+      longWeight: z.number(),
+      shortWeight: z.number(),
+      longCostContrib: z.number(),
+      shortCostContrib: z.number(),
+      longAllocation: z.number(),
+      shortAllocation: z.number(),
+      longReturnIfWins: percent(),
+      shortReturnIfWins: percent(),
+    }),
+  ),
+  impliedValuation: z.number().nullable().meta({ description: 'Billions of USD' }),
+  settings: z.object({ floorL: z.number(), floorS: z.number() }),
+  totalVolume: z.number(),
+  endDate: isoString().nullable(),
+  timestamp: isoString(),
+});
+
 export const tradingMarketRouter = router({
   events: marketDataProcedure
     .meta({ openapi: { method: 'GET', path: '/trading/events', tags: TAGS, summary: 'Supported IPO valuation events and their bands' } })
@@ -56,48 +98,7 @@ export const tradingMarketRouter = router({
         floorS: floor('SHORT floor for this quote, 0 to 1 (default 0.15)'),
       }),
     )
-    .output(
-      z.object({
-        event: z.object({ name: z.string(), slug: z.string(), numBands: z.number().int(), status: eventStatus, winningBandId: winningBandId() }),
-        bands: z.array(z.object({ bandIndex: z.number().int(), label: z.string(), price: z.number(), tokenId: z.string() })),
-        valuation: z.object({
-          longCost: z.number(),
-          shortCost: z.number(),
-          bestLongReturn: percent(),
-          worstLongReturn: percent(),
-          bestShortReturn: percent(),
-          worstShortReturn: percent(),
-        }),
-        slippage: z.object({
-          long: sideSlippage,
-          short: sideSlippage,
-          bandPrices: z.array(z.object({ bandIndex: z.number().int(), bid: z.number(), ask: z.number() })),
-        }),
-        breakdown: z.array(
-          z.object({
-            bandIndex: z.number().int(),
-            label: z.string(),
-            minValuation: z.number(),
-            maxValuation: z.number().nullable(),
-            midpoint: z.number(),
-            price: z.number(),
-            longWeight: z.number(),
-            shortWeight: z.number(),
-            longCostContrib: z.number(),
-            shortCostContrib: z.number(),
-            longAllocation: z.number(),
-            shortAllocation: z.number(),
-            longReturnIfWins: percent(),
-            shortReturnIfWins: percent(),
-          }),
-        ),
-        impliedValuation: z.number().nullable().meta({ description: 'Billions of USD' }),
-        settings: z.object({ floorL: z.number(), floorS: z.number() }),
-        totalVolume: z.number(),
-        endDate: isoString().nullable(),
-        timestamp: isoString(),
-      }),
-    )
+    .output(valuationAnswer)
     .query(async ({ ctx, input }) => {
       const snapshot = await ctx.services.marketData.snapshot();
       const floors = { floorL: input.floorL ?? DEFAULT_FLOORS.floorL, floorS: input.floorS ?? DEFAULT_FLOORS.floorS };

@@ -1,4 +1,169 @@
-/** Issue #19: being built. */
+/**
+ * Signed webhooks (issue #19): an account registers URLs that receive its events, signed as the
+ * Standard Webhooks specification says. Key routes, billed at the standard rate, and open to the
+ * account owner's session (unbilled) for the dashboard. The domain is server/webhooks/; docs/webhooks.md
+ * is the user documentation.
+ */
+import { z } from 'zod';
 import { router } from '../server/trpc/init.ts';
+import { apiKeyProcedure } from '../server/trpc/procedures.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  MAX_URL_LENGTH,
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  rotateWebhookSecret,
+  sendTestEvent,
+  TEST_EVENT_TYPE,
+  WEBHOOK_EVENT_TYPES,
+  type DeliveryRow,
+  type WebhookRow,
+} from '../server/webhooks/service.ts';
+import { iso, isoOrNull, isoString, optionalParams, wholeNumber } from './params.ts';
+import { pageFields, pageOffset } from './trading-paging.ts';
 
-export const webhooksRouter = router({});
+const TAG = ['Webhooks'];
+const DOCS = 'docs/webhooks.md';
+
+const eventType = z.enum(WEBHOOK_EVENT_TYPES);
+const webhookId = () => z.string().min(1).max(64).meta({ description: 'The webhook id (wh_…)' });
+const secret = () => z.string().meta({ description: 'whsec_ + base64 of 32 random bytes: the Standard Webhooks signing secret. Shown only in this answer; store it now', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+
+const webhook = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(eventType),
+  createdAt: isoString(),
+  previousSecretExpiresAt: isoString().nullable().meta({ description: 'After a rotation, the previous secret keeps signing beside the new one until then; null otherwise' }),
+});
+const webhookView = (w: WebhookRow) => ({
+  id: w.id,
+  url: w.url,
+  events: w.events.filter((e): e is (typeof WEBHOOK_EVENT_TYPES)[number] => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(e)),
+  createdAt: iso(w.createdAt),
+  previousSecretExpiresAt: w.previousSecretUntil && w.previousSecretUntil > new Date() ? iso(w.previousSecretUntil) : null,
+});
+
+const delivery = z.object({
+  id: z.string().meta({ description: 'The webhook-id header: the same on every attempt (dedupe by it)' }),
+  eventId: z.string().meta({ description: 'The event (evt_…): the body\'s id' }),
+  type: z.string().meta({ description: `The event type, or ${TEST_EVENT_TYPE} for a test` }),
+  status: z.enum(['pending', 'succeeded', 'failed']).meta({ description: 'pending: to send or to retry; succeeded: a 2xx answer; failed: refused address, webhook deleted, or the retry window ended' }),
+  attempts: z.number().int(),
+  lastStatusCode: z.number().int().nullable().meta({ description: "The receiver's HTTP status at the last attempt; null when it did not answer" }),
+  lastError: z.string().nullable(),
+  nextAttemptAt: isoString().nullable().meta({ description: 'When a pending delivery is tried next; null once it ended' }),
+  createdAt: isoString(),
+  completedAt: isoString().nullable(),
+});
+const deliveryView = (d: DeliveryRow) => ({
+  id: d.id,
+  eventId: d.eventId,
+  type: d.type,
+  status: d.status,
+  attempts: d.attempts,
+  lastStatusCode: d.lastStatusCode,
+  lastError: d.lastError,
+  nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
+  createdAt: iso(d.createdAt),
+  completedAt: isoOrNull(d.completedAt),
+});
+
+export const webhooksRouter = router({
+  create: apiKeyProcedure
+    .meta({
+      session: true,
+      successStatus: 201,
+      openapi: {
+        method: 'POST',
+        path: '/webhooks',
+        tags: TAG,
+        summary: 'Register a webhook: its events are POSTed to the URL, signed (Standard Webhooks); the secret is returned only here',
+        description: `At most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account. The URL must be https and resolve to public addresses only (loopback, private, link-local and metadata addresses are refused). See ${DOCS}.`,
+      },
+    })
+    .input(
+      z.strictObject({
+        url: z.string().min(1).max(MAX_URL_LENGTH).meta({ description: `Where events are POSTed: https, at most ${MAX_URL_LENGTH} characters`, example: 'https://example.com/hooks/pre-ipo' }),
+        events: z.array(eventType).min(1).max(WEBHOOK_EVENT_TYPES.length).meta({ description: 'The event types to receive' }),
+      }),
+    )
+    .output(webhook.omit({ previousSecretExpiresAt: true }).extend({ secret: secret() }))
+    .mutation(async ({ ctx, input }) => {
+      const created = await createWebhook(ctx.services, ctx.principal.accountId, input);
+      return { id: created.id, url: created.url, events: created.events, secret: created.secret, createdAt: iso(created.createdAt) };
+    }),
+
+  list: apiKeyProcedure
+    .meta({ session: true, openapi: { method: 'GET', path: '/webhooks', tags: TAG, summary: "The account's webhooks (never their secrets)" } })
+    .input(optionalParams({}))
+    .output(z.object({ webhooks: z.array(webhook) }))
+    .query(async ({ ctx }) => ({ webhooks: (await listWebhooks(ctx.services.database.db, ctx.principal.accountId)).map(webhookView) })),
+
+  delete: apiKeyProcedure
+    .meta({
+      session: true,
+      openapi: { method: 'DELETE', path: '/webhooks/{id}', tags: TAG, summary: 'Delete a webhook: it receives nothing more and its pending deliveries stop', errorResponses: [404] },
+    })
+    .input(z.strictObject({ id: webhookId() }))
+    .output(z.object({ id: z.string(), status: z.literal('deleted'), deletedAt: isoString() }))
+    .mutation(async ({ ctx, input }) => {
+      const deleted = await deleteWebhook(ctx.services.database.db, ctx.principal.accountId, input.id);
+      return { id: deleted.id, status: 'deleted' as const, deletedAt: iso(deleted.deletedAt) };
+    }),
+
+  test: apiKeyProcedure
+    .meta({
+      session: true,
+      successStatus: 202,
+      openapi: {
+        method: 'POST',
+        path: '/webhooks/{id}/test',
+        tags: TAG,
+        summary: `Send a ${TEST_EVENT_TYPE} event to this webhook only, through the normal delivery (signed, retried, recorded)`,
+        errorResponses: [404],
+      },
+    })
+    .input(z.strictObject({ id: webhookId() }))
+    .output(delivery)
+    .mutation(async ({ ctx, input }) => deliveryView(await sendTestEvent(ctx.services.database.db, ctx.principal.accountId, input.id))),
+
+  rotateSecret: apiKeyProcedure
+    .meta({
+      session: true,
+      openapi: {
+        method: 'POST',
+        path: '/webhooks/{id}/rotate-secret',
+        tags: TAG,
+        summary: 'A new signing secret, returned only here; the previous one keeps signing beside it for 24 hours',
+        errorResponses: [404],
+      },
+    })
+    .input(z.strictObject({ id: webhookId() }))
+    .output(z.object({ id: z.string(), secret: secret(), previousSecretExpiresAt: isoString() }))
+    .mutation(async ({ ctx, input }) => {
+      const rotated = await rotateWebhookSecret(ctx.services, ctx.principal.accountId, input.id);
+      return { id: rotated.id, secret: rotated.secret, previousSecretExpiresAt: iso(rotated.previousSecretExpiresAt) };
+    }),
+
+  deliveries: apiKeyProcedure
+    .meta({
+      session: true,
+      openapi: { method: 'GET', path: '/webhooks/{id}/deliveries', tags: TAG, summary: "A webhook's deliveries, newest first: status, attempts, the last answer or error", errorResponses: [404] },
+    })
+    .input(
+      z.strictObject({
+        id: webhookId(),
+        status: z.enum(['pending', 'succeeded', 'failed']).optional().meta({ description: 'Only deliveries in this state' }),
+        limit: wholeNumber({ min: 1, max: 200 }).default(50).meta({ description: 'Items per page, 1 to 200, default 50' }),
+        offset: pageOffset(),
+      }),
+    )
+    .output(z.object({ deliveries: z.array(delivery), ...pageFields }))
+    .query(async ({ ctx, input }) => {
+      const page = await listDeliveries(ctx.services.database.db, ctx.principal.accountId, input.id, { limit: input.limit, offset: input.offset, status: input.status });
+      return { deliveries: page.deliveries.map(deliveryView), total: page.total, limit: input.limit, offset: input.offset };
+    }),
+});

@@ -26,6 +26,7 @@ import { JsonResponses, withResponseHeaders } from './http/response-headers.ts';
 import { REST_PREFIX, createRestBridge, type RestOutcome } from './http/rest-bridge.ts';
 import { TRPC_PREFIX, createTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { newId } from './lib/ids.ts';
+import { isStreamRoute, serveStreamRoute } from './streams/rest.ts';
 import type { Services } from './services.ts';
 import { createRequestContext, type RequestContext } from './trpc/context.ts';
 
@@ -180,6 +181,7 @@ export function createApp(services: Services) {
       if (declaresTooLargeBody(request, config.maxBodyBytes)) throw bodyTooLarge(config.maxBodyBytes);
       if (target.search) assertQueryParameterCount(target.search);
 
+      if (isStreamRoute(request, target.path)) return serveStreamRoute(request, contextFor(request, scope, 'rest')).then((response) => done(withResponseHeaders(response, scope)), failed);
       if (target.path.startsWith(`${REST_PREFIX}/`)) {
         const outcome = rest.handle(request, contextFor(request, scope, 'rest'), config.maxBodyBytes);
         return outcome instanceof Promise ? outcome.then((o) => done(restResponse(scope, o))).catch(failed) : done(restResponse(scope, outcome));

@@ -17,6 +17,9 @@ import { EXIT, StartAborted } from './lib/startup-error.ts';
 import type { Services } from './services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
 import { startSettlementWorker } from './trading/settlement-worker.ts';
+import { startCandleRecording } from './history/recording.ts';
+import { startWebhookWorker } from './webhooks/worker.ts';
+import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
 import { startDepositWatcher } from './deposits/deposits.ts';
 
@@ -70,6 +73,8 @@ let services: Services | undefined;
 let settlementWorker: { stop(): Promise<void> } | undefined;
 let meterExporter: { stop(): Promise<void> } | undefined;
 let depositWatcher: { stop(): Promise<void> } | undefined;
+let candleRecording: { stop(): Promise<void> } | undefined;
+let webhookWorker: { stop(): Promise<void> } | undefined;
 let stopping = false;
 
 async function shutdown(signal: string) {
@@ -83,14 +88,18 @@ async function shutdown(signal: string) {
     setTimeout(() => exitWith(`still starting after SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms); exiting`, 1), config.shutdownTimeoutMs).unref();
     return;
   }
+  // Held streams end first (their clients reconnect to another instance) and give up their leases.
+  await stopStreams(services);
   const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
   // stop(false): close the listener now, resolve once in-flight requests have finished.
   await Promise.race([server.stop(false), deadline]);
   await server.stop(true);
   await services.recorder.stop();
+  await candleRecording?.stop();
   await settlementWorker?.stop();
   await meterExporter?.stop();
   await depositWatcher?.stop();
+  await webhookWorker?.stop();
   await closeServices(services);
   logger.info('stopped');
   process.exit(0);
@@ -118,11 +127,16 @@ function describe(error: unknown): string {
 const app = createApp(services);
 settlementWorker = startSettlementWorker(services);
 meterExporter = startMeterExporter(services);
+webhookWorker = startWebhookWorker(services);
+candleRecording = startCandleRecording(services);
 services.recorder.start(config.marketRecord.intervalMs);
 if (services.depositChain) depositWatcher = startDepositWatcher({ db: services.database.db, chain: services.depositChain, config: config.deposits, logger });
 server.reload({
   ...serveOptions(config),
-  fetch: (request, srv) => app.handle(request, { clientIp: () => srv.requestIP(request)?.address }),
+  fetch: (request, srv) => {
+    liftStreamIdleTimeout(request, srv);
+    return app.handle(request, { clientIp: () => srv.requestIP(request)?.address });
+  },
 });
 logger.info('listening', {
   url: `http://${config.host}:${server.port}`,

@@ -235,4 +235,34 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     expect(problems.filter((p) => !p.includes('trading.sell') && !p.includes('ERR_CONNECTION_RESET'))).toEqual([]);
     await context.close();
   }, 120_000);
+  test('over time: an event\'s valuation candles and a user\'s portfolio, as charts and tables', async () => {
+    const { page, problems, context } = await walletPage(rig, 1280);
+    await signIn(rig, page);
+    const accountId = await accountIdOf(rig, context);
+    const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 5 }) });
+    const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
+    const event = events.find((e: any) => e.status === 'open');
+    expect((await buy(rig.t, who, { eventId: event.id, side: 'LONG', amount: 80 })).res.status).toBe(200);
+    await rig.t.services.recorder.record();
+
+    await page.getByRole('link', { name: 'Markets' }).click();
+    await page.getByRole('button', { name: `Show ${event.name}`, exact: true }).click();
+    await page.getByRole('img', { name: `Valuation of ${event.name} over time: implied valuation in billions of USD, and the LONG and SHORT unit costs` }).waitFor();
+    const history = await (await fetch(`${origin}/api/trading/valuation/history?eventSlug=${event.id}&interval=1h&limit=168`)).json();
+    expect(history.candles.length).toBeGreaterThan(0);
+    await page.getByText(`The numbers (${history.candles.length} candles, UTC)`).click();
+    expect(await page.getByRole('table', { name: `Valuation candles of ${event.name}` }).getByRole('row').count()).toBe(1 + history.candles.length);
+    await expectAccessible(page, 'markets, valuation history');
+
+    await page.getByRole('link', { name: 'Trading' }).click();
+    await page.getByRole('heading', { name: 'Portfolio over time' }).waitFor();
+    const portfolio = await (await rig.t.request('/api/trading/portfolio/history', { headers: who.headers })).json();
+    const now = portfolio.points.at(-1);
+    const positions = (await (await rig.t.request('/api/trading/positions?status=all', { headers: who.headers })).json()).positions;
+    expect(now.costBasis).toBeCloseTo(positions.reduce((s: number, p: any) => s + p.cost, 0), 6);
+    await page.getByText('Market value now').waitFor();
+    await expectAccessible(page, 'trading, portfolio history');
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
 });

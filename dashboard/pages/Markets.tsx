@@ -5,6 +5,7 @@ import { Chart } from '../components/Chart.tsx';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { formatDate, formatUsd } from '../format.ts';
 import { api, problemOf, type ApiProblem, type Outputs } from '../trpc.ts';
+import { ValuationHistory } from './markets/ValuationHistory.tsx';
 
 /**
  * Markets (issue #18): every IPO valuation event with its implied valuation, the cost of a LONG and a
@@ -317,6 +318,7 @@ function EventDetail({ row, defaults, focusTick, onHide }: { row: MarketRow; def
       {quote.isPending ? <p className="muted">Loading…</p> : null}
       {quote.isError ? <ErrorMessage error={quote.error} title={q ? 'The quote could not be refreshed: showing the last prices' : 'This event could not be priced'} /> : null}
       {q ? <QuoteView quote={q} custom={custom} /> : null}
+      <ValuationHistory eventId={event.id} eventName={event.name} />
       <FloorsForm
         key={floorsKnown ? 'known' : 'unknown'}
         defaults={floorsKnown}

@@ -12,6 +12,7 @@ import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { formatDate } from '../format.ts';
 import { api } from '../trpc.ts';
 import { Activity } from './trading/Activity.tsx';
+import { PortfolioHistory } from './trading/PortfolioHistory.tsx';
 import { Positions } from './trading/Positions.tsx';
 import './trading.css';
 
@@ -60,6 +61,7 @@ export function Trading() {
       {userId ? (
         <>
           {/* Keyed by user: nothing of one user's page (an open position, a sale) survives a switch. */}
+          <PortfolioHistory key={`portfolio-${userId}`} userId={userId} />
           <Positions key={`positions-${userId}`} userId={userId} />
           <Activity key={`activity-${userId}`} userId={userId} />
         </>

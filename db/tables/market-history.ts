@@ -13,12 +13,12 @@ const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const CANDLE_INTERVALS = ['1m', '1h', '1d'] as const;
 export type CandleInterval = (typeof CANDLE_INTERVALS)[number];
 
-/** A band's prices at a candle's close, in micro-USD. */
+/** A band's prices at a candle's close, in micro-USD (bid and ask unknown in a candle backfilled from price history). */
 export interface CandleBand {
   bandId: string;
   closeMicros: number;
-  bidMicros: number;
-  askMicros: number;
+  bidMicros: number | null;
+  askMicros: number | null;
 }
 
 export const valuationCandles = pgTable(

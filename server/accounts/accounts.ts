@@ -11,6 +11,7 @@ import { preparedSql } from '../../db/prepared.ts';
 import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
+import { accountEventCtes, usdSql } from '../webhooks/announce.ts';
 
 export function noSuchAccount(accountId: string): ApiError {
   return new ApiError('NOT_FOUND', `No account ${accountId}; creating its first key (POST /api/keys) creates it`);
@@ -74,12 +75,14 @@ export async function creditAccount(db: Db, input: { accountId: string; amountMi
            set balance_micros = a.balance_micros + added.amount_micros
           from added
          where a.id = added.account_id
-        returning a.balance_micros
-      )
+        returning a.id, a.balance_micros, added.amount_micros
+      ),
+      -- The credit announced to the account's private streams (issue #19), in the same statement.
+      ${accountEventCtes('credit', sql`select ${sql.placeholder('eventId')}::text as id, u.id as account_id, null::text as user_id, 'balance.changed' as type, jsonb_build_object('balance', ${usdSql('u.balance_micros')}, 'change', ${usdSql('u.amount_micros')}, 'reason', 'credit') as data from updated u`)}
       select (select balance_micros from updated) as credited,
              (select balance_micros from accounts where id = ${sql.placeholder('accountId')}::text) as before`,
   );
-  const [row] = await statement.execute({ id: newId('crd'), accountId: input.accountId, amountMicros: input.amountMicros, reference: input.reference });
+  const [row] = await statement.execute({ id: newId('crd'), accountId: input.accountId, amountMicros: input.amountMicros, reference: input.reference, eventId: newId('evt') });
   if (row?.credited != null) return { credited: true, balanceMicros: Number(row.credited) };
   if (row?.before == null) throw noSuchAccount(input.accountId);
   // Nothing credited: a repeated reference. `before` is this statement's snapshot, which misses a

@@ -12,6 +12,7 @@ import { accountWallets, deposits } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 import { microsToUsd } from '../lib/money.ts';
 import type { DepositTransfer } from './verify.ts';
+import { accountEventCtes, usdSql } from '../webhooks/announce.ts';
 
 export interface DepositKey {
   chainId: number;
@@ -135,7 +136,7 @@ export async function creditDeposit(db: Db, key: DepositKey, blockHash: string |
            and d.log_index = ${sql.placeholder('logIndex')}::int
            and (d.status = 'unclaimed' or (d.status = 'pending' and d.block_hash = ${sql.placeholder('blockHash')}::text))
            and coalesce(d.account_id, (select w.account_id from account_wallets w where w.address = d.from_address)) is not null
-        returning d.account_id, d.amount_micros, d.chain_id, d.tx_hash, d.log_index
+        returning d.id, d.account_id, d.amount_micros, d.chain_id, d.tx_hash, d.log_index, d.token, d.from_address
       ), added as (
         insert into credits (id, account_id, amount_micros, reference)
         select ${sql.placeholder('creditId')}::text, c.account_id, c.amount_micros, 'deposit:' || c.chain_id || ':' || c.tx_hash || ':' || c.log_index
@@ -147,12 +148,33 @@ export async function creditDeposit(db: Db, key: DepositKey, blockHash: string |
            set balance_micros = a.balance_micros + added.amount_micros
           from added
          where a.id = added.account_id
-        returning a.id
-      )
+        returning a.id, a.balance_micros, added.amount_micros
+      ),
+      -- deposit.credited and balance.changed (issue #19), committed with the credit they announce.
+      ${accountEventCtes(
+        'deposit',
+        sql`select ${sql.placeholder('creditedEventId')}::text as id, c.account_id, null::text as user_id, 'deposit.credited' as type,
+                   jsonb_build_object('depositId', c.id, 'chainId', c.chain_id, 'txHash', c.tx_hash, 'logIndex', c.log_index,
+                                      'token', c.token, 'from', c.from_address, 'amount', ${usdSql('c.amount_micros')}) as data
+              from credited c join added on added.account_id = c.account_id
+            union all
+            select ${sql.placeholder('balanceEventId')}::text, u.id, null::text, 'balance.changed',
+                   jsonb_build_object('balance', ${usdSql('u.balance_micros')}, 'change', ${usdSql('u.amount_micros')}, 'reason', 'deposit',
+                                      'depositId', (select c.id from credited c))
+              from updated u`,
+      )}
       select (select account_id from added) as account_id, (select amount_micros from added) as amount`,
   );
   // '' never equals a stored hash: without a verified block only unclaimed rows can be credited.
-  const [row] = await statement.execute({ chainId: key.chainId, txHash: key.txHash, logIndex: key.logIndex, blockHash: blockHash ?? '', creditId: newId('crd') });
+  const [row] = await statement.execute({
+    chainId: key.chainId,
+    txHash: key.txHash,
+    logIndex: key.logIndex,
+    blockHash: blockHash ?? '',
+    creditId: newId('crd'),
+    creditedEventId: newId('evt'),
+    balanceEventId: newId('evt'),
+  });
   if (!row?.account_id || row.amount == null) return null;
   return { accountId: row.account_id, amountMicros: Number(row.amount) };
 }

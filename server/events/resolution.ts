@@ -14,6 +14,7 @@ import type { Services } from '../services.ts';
 import { settleEvent, type SettlementRun } from '../trading/settlement.ts';
 import { findEvent } from './queries.ts';
 import { resolveEventId } from './resolve.ts';
+import { emitEventResolved } from '../webhooks/announce.ts';
 
 /** A winning band, or a void. */
 export type EventOutcome = { winningBandId: string } | { voided: true };
@@ -47,6 +48,8 @@ export async function resolveEventOutcome(services: Services, eventRef: string, 
       throw new ApiError('BAD_REQUEST', `${'voided' in outcome ? 'voided' : 'winningBandId'}: ${eventId} is ${describe(row!.status, row!.band)} and its positions have settled; a settled outcome cannot be changed`);
     }
     await tx.update(events).set({ status, resolvedBandIndex: bandIndex, updatedAt: sql`now()` }).where(eq(events.id, eventId));
+    const band = bandIndex === null ? undefined : event.bands[bandIndex];
+    await emitEventResolved(tx, { eventId, status, winningBandId: band?.id ?? null, winningBandLabel: band?.label ?? null });
     return true;
   });
   const run = await settleEvent(services, eventId);

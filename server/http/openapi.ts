@@ -10,6 +10,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import { ERROR_STATUS } from '../errors.ts';
 import type { Access } from '../trpc/init.ts';
 import { INPUT_LIMITS } from './input-limits.ts';
+import { describeStreamRoutes } from './openapi-streams.ts';
 import type { Route, RouteTable } from './route-table.ts';
 
 const TAGS = [
@@ -23,6 +24,7 @@ const TAGS = [
   { name: 'Account and billing', description: 'Pricing, billing summary and usage records of the calling account.' },
   { name: 'API keys (dashboard)', description: 'Key management with a server-configured dashboard key and x-account-id.' },
   { name: 'Accounts (dashboard)', description: 'Funding and per-account rates, with a dashboard key and x-account-id.' },
+  { name: 'Webhooks', description: 'Signed webhooks (Standard Webhooks): order, position, settlement, resolution, deposit and balance events of the calling account, delivered at least once (docs/webhooks.md).' },
   { name: 'Sign-in', description: 'Sign in with a wallet (EIP-4361): a session cookie that acts for the wallet\'s own account on the account routes, unbilled.' },
 ];
 
@@ -142,6 +144,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable, l
     'Idempotent-Replayed': header('true when this answer is the stored answer of an earlier request with the same Idempotency-Key', { type: 'string', example: 'true' }),
   };
   for (const route of table.routes) describeOperation(doc, route);
+  describeStreamRoutes(doc);
   return doc;
 }
 

@@ -16,6 +16,7 @@ import { newId } from '../lib/ids.ts';
 import type { Side } from '../valuation/index.ts';
 import type { OrderSide, VenueOrder, VenueOrderStatus } from '../venues/venue.ts';
 import type { TradingUser } from './settings.ts';
+import { accountEventCtes, emitPositionStatus, orderEventRows } from '../webhooks/announce.ts';
 
 export type PositionRow = typeof positions.$inferSelect;
 export type PositionBandRow = typeof positionBands.$inferSelect;
@@ -175,7 +176,8 @@ export async function applyOrderOutcome(db: Db, orderId: string, reported: Order
           from requested r
          where o.id = r.id and o.status = 'PENDING'
         returning o.id, o.account_id, o.user_id, o.position_id, o.band_index, o.band_id, o.side,
-                  o.requested_micros, o.filled_micros, o.notional_micros, o.fees_micros
+                  o.requested_micros, o.filled_micros, o.notional_micros, o.fees_micros,
+                  o.status, o.reason, o.purpose, o.limit_price_micros
       ), band as (
         update position_bands b
            set shares_micros = b.shares_micros + case when a.side = 'BUY' then a.filled_micros else -a.filled_micros end,
@@ -204,7 +206,9 @@ export async function applyOrderOutcome(db: Db, orderId: string, reported: Order
                case when a.side = 'SELL' then a.notional_micros - a.fees_micros - band.released else 0 end
           from applied a join positions p on p.id = a.position_id, band
          where a.filled_micros > 0
-      )
+      ),
+      -- order.filled / order.rejected (issue #19), committed with the outcome it announces.
+      ${accountEventCtes('order', orderEventRows(sql`${sql.placeholder('eventId')}::text`))}
       select exists (select 1 from applied) as applied`,
   );
   const [row] = await statement.execute({
@@ -218,6 +222,7 @@ export async function applyOrderOutcome(db: Db, orderId: string, reported: Order
     txHash: outcome.txHash ?? null,
     tradeId: newId('trd'),
     implausibleReason: IMPLAUSIBLE_REPORT,
+    eventId: newId('evt'),
   });
   return row?.applied === true;
 }
@@ -248,6 +253,7 @@ export async function settleStatus(db: Db, positionId: string): Promise<Position
         .update(positions)
         .set({ status: next, closedAt: next === 'closed' ? sql`now()` : null, updatedAt: sql`now()` })
         .where(eq(positions.id, positionId));
+      await emitPositionStatus(tx, positionId, next === 'open' ? 'position.opened' : 'position.closed');
     }
     return next;
   });
@@ -270,6 +276,7 @@ export async function closeAsGone(db: Db, positionId: string): Promise<boolean> 
       .set({ status: 'closed', closeReason: 'tokens-gone', closedAt: sql`now()`, updatedAt: sql`now()` })
       .where(eq(positions.id, positionId));
     await tx.update(positionBands).set({ sharesMicros: 0, reservedMicros: 0, costMicros: 0 }).where(eq(positionBands.positionId, positionId));
+    await emitPositionStatus(tx, positionId, 'position.closed');
     return true;
   });
 }

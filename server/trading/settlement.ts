@@ -20,6 +20,7 @@ import { eventBands, events, orders, positionBands, positions, settlements, trad
 import { newId } from '../lib/ids.ts';
 import type { Services } from '../services.ts';
 import { openCredentials } from './credentials.ts';
+import { emitPositionSettled } from '../webhooks/announce.ts';
 
 /** The SETTLE trade's bandId when a voided event paid every band. */
 export const VOIDED_BAND_ID = '*';
@@ -137,6 +138,19 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
       .update(positions)
       .set({ status: 'settled', closeReason: 'settled', closedAt: sql`now()`, updatedAt: sql`now()` })
       .where(eq(positions.id, positionId));
+    await emitPositionSettled(tx, {
+      settlementId: id,
+      accountId: position.accountId,
+      userId: position.userId,
+      positionId,
+      eventId: position.eventId,
+      side: position.side,
+      outcome: voided ? 'voided' : 'resolved',
+      winningBandId: winningBand?.id ?? null,
+      unitsMicros,
+      proceedsMicros,
+      realizedPnlMicros,
+    });
     return 'settled';
   });
 }

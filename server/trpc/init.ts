@@ -45,6 +45,8 @@ export const t = initTRPC
   .context<RequestContext>()
   .meta<RouteMeta>()
   .create({
+    // Subscriptions (issue #19) send a ping while quiet, like the REST streams' heartbeat.
+    sse: { ping: { enabled: true, intervalMs: 15_000 } },
     // The same four public fields as REST, inside tRPC's error `data` (decisions §2). No stack traces.
     errorFormatter({ error, ctx, path }) {
       const api = toPublicError(error, ctx?.requestId ?? requestIdOfError.get(error) ?? 'unknown');

@@ -11,6 +11,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createDepositChain } from '../../server/deposits/chain.ts';
+import { startCandleRecording } from '../../server/history/recording.ts';
 import type { TestApp } from './app.ts';
 import { launchChromium } from './chromium.ts';
 import { startEvm, type InProcessEvm } from './in-process-evm.ts';
@@ -45,6 +46,9 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
     { depositChain: createDepositChain(evm.client, { finalityDepth: 0 }) },
   );
   handler = (request) => t.app.handle(request, { clientIp: '127.0.0.1' });
+  // Valuation candles as a server records them (the tests take snapshots by hand: services.recorder.record()).
+  const candles = startCandleRecording(t.services);
+  await t.services.recorder.record();
   const browser = await launchChromium();
   return {
     t,
@@ -52,6 +56,7 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
     origin,
     browser,
     async close() {
+      await candles.stop();
       await browser.close();
       server.stop(true);
       await t.close();

@@ -1,0 +1,140 @@
+/**
+ * Candles in the database (`valuation_candles`, one row per event, interval and start). A candle is
+ * written once: `INSERT … ON CONFLICT DO NOTHING`, so whichever instance (or backfill) writes a
+ * candle first keeps it, and the same candle written again by anyone is a no-op.
+ */
+import { and, asc, desc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { valuationCandles, type CandleBand } from '../../db/schema.ts';
+import type { Candle, CandleInterval, HistoryBand } from './candles.ts';
+
+type CandleRow = typeof valuationCandles.$inferSelect;
+
+/** Rows per INSERT statement (20 columns each: well under PostgreSQL's 65,535 parameters). */
+const INSERT_BATCH = 500;
+/** Rows per DELETE of the pruning (short statements: no long lock on a busy table). */
+const PRUNE_BATCH = 5_000;
+
+function rowOf(c: Candle): typeof valuationCandles.$inferInsert {
+  return {
+    eventId: c.eventId,
+    interval: c.interval,
+    start: new Date(c.start),
+    end: new Date(c.end),
+    impliedOpen: c.implied?.open ?? null,
+    impliedHigh: c.implied?.high ?? null,
+    impliedLow: c.implied?.low ?? null,
+    impliedClose: c.implied?.close ?? null,
+    longOpenMicros: c.long.open,
+    longHighMicros: c.long.high,
+    longLowMicros: c.long.low,
+    longCloseMicros: c.long.close,
+    shortOpenMicros: c.short.open,
+    shortHighMicros: c.short.high,
+    shortLowMicros: c.short.low,
+    shortCloseMicros: c.short.close,
+    // A backfilled live-venue band has no book: its bid and ask are stored as JSON null (see HistoryBand).
+    bands: c.bands as CandleBand[],
+    samples: c.samples,
+    source: c.source,
+  };
+}
+
+const numberOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+export function candleOfRow(r: CandleRow): Candle {
+  const implied = r.impliedOpen === null ? null : { open: r.impliedOpen, high: r.impliedHigh!, low: r.impliedLow!, close: r.impliedClose! };
+  return {
+    eventId: r.eventId,
+    interval: r.interval,
+    start: r.start.getTime(),
+    end: r.end.getTime(),
+    implied,
+    long: { open: r.longOpenMicros, high: r.longHighMicros, low: r.longLowMicros, close: r.longCloseMicros },
+    short: { open: r.shortOpenMicros, high: r.shortHighMicros, low: r.shortLowMicros, close: r.shortCloseMicros },
+    bands: (r.bands as unknown as HistoryBand[]).map((b) => ({ bandId: b.bandId, closeMicros: Number(b.closeMicros), bidMicros: numberOrNull(b.bidMicros), askMicros: numberOrNull(b.askMicros) })),
+    samples: r.samples,
+    source: r.source,
+  };
+}
+
+/** Writes finished candles; answers how many rows were new (the others were already written by someone). */
+export async function writeCandles(db: Db, candles: Candle[]): Promise<number> {
+  let written = 0;
+  for (let i = 0; i < candles.length; i += INSERT_BATCH) {
+    const rows = await db
+      .insert(valuationCandles)
+      .values(candles.slice(i, i + INSERT_BATCH).map(rowOf))
+      .onConflictDoNothing()
+      .returning({ start: valuationCandles.start });
+    written += rows.length;
+  }
+  return written;
+}
+
+/**
+ * The latest `limit` candles of an event and interval whose start lies in [fromStart, to], oldest
+ * first.
+ */
+export async function readCandles(db: Db, q: { eventId: string; interval: CandleInterval; fromStart: number; to: number; limit: number }): Promise<Candle[]> {
+  const rows = await db
+    .select()
+    .from(valuationCandles)
+    .where(and(eq(valuationCandles.eventId, q.eventId), eq(valuationCandles.interval, q.interval), gte(valuationCandles.start, new Date(q.fromStart)), lte(valuationCandles.start, new Date(q.to))))
+    .orderBy(desc(valuationCandles.start))
+    .limit(q.limit);
+  return rows.reverse().map(candleOfRow);
+}
+
+/** Candles of several events and intervals that closed in [fromEnd, toEnd], by end then start. */
+export async function candlesClosedBetween(db: Db, q: { eventIds: string[]; intervals: CandleInterval[]; fromEnd: number; toEnd: number }): Promise<Candle[]> {
+  if (!q.eventIds.length) return [];
+  const rows = await db
+    .select()
+    .from(valuationCandles)
+    .where(
+      and(
+        inArray(valuationCandles.eventId, q.eventIds),
+        inArray(valuationCandles.interval, q.intervals),
+        gte(valuationCandles.end, new Date(q.fromEnd)),
+        lte(valuationCandles.end, new Date(q.toEnd)),
+      ),
+    )
+    .orderBy(asc(valuationCandles.end), asc(valuationCandles.start));
+  return rows.map(candleOfRow);
+}
+
+/** Per event, the latest candle (of these intervals) that closed at or before `at`: the one a price falls back to. */
+export async function latestClosedBy(db: Db, q: { eventIds: string[]; intervals: CandleInterval[]; at: number }): Promise<Candle[]> {
+  const found: Candle[] = [];
+  for (const eventId of q.eventIds) {
+    const [row] = await db
+      .select()
+      .from(valuationCandles)
+      .where(and(eq(valuationCandles.eventId, eventId), inArray(valuationCandles.interval, q.intervals), lte(valuationCandles.end, new Date(q.at))))
+      .orderBy(desc(valuationCandles.end))
+      .limit(1);
+    if (row) found.push(candleOfRow(row));
+  }
+  return found;
+}
+
+/**
+ * Deletes 1-minute candles that started before `cutoff`, a batch at a time; answers how many went.
+ * (1h and 1d candles are kept for ever.)
+ */
+export async function pruneMinuteCandles(db: Db, cutoff: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const rows = await db
+      .delete(valuationCandles)
+      .where(
+        sql`(${valuationCandles.eventId}, ${valuationCandles.interval}, ${valuationCandles.start}) in (
+          select event_id, interval, start from valuation_candles
+           where interval = '1m' and start < ${new Date(cutoff).toISOString()}::timestamptz limit ${PRUNE_BATCH})`,
+      )
+      .returning({ start: valuationCandles.start });
+    deleted += rows.length;
+    if (rows.length < PRUNE_BATCH) return deleted;
+  }
+}

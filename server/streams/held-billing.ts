@@ -1,0 +1,69 @@
+/**
+ * Billing a held private stream: opening it is one standard request (the route's own admission,
+ * 401/402/429 before the stream opens); then every full period held (BILLING_PERIOD_MS, a minute) is
+ * one more standard request, charged through the same one-statement admission as any key request
+ * (accounts/billing.ts `admitBilledRequest`: the key is checked again, the balance debited only
+ * `WHERE balance >= cost`, a metered account's month and a capped key's window counted, a usage row
+ * written). So a key revoked, a balance run dry or a cap reached ends the stream at the next minute,
+ * with an `error` event saying which (401 or 402).
+ *
+ * A charge whose answer is lost (the database went away) is refunded once the database answers, as
+ * for any request (errors cost nothing), and the stream stays open: that minute is free.
+ * Streams opened with a session are never billed (sessions never are).
+ */
+import { admitBilledRequest, billingCommitsSynchronously } from '../accounts/billing.ts';
+import { ApiError } from '../errors.ts';
+import { newId } from '../lib/ids.ts';
+import type { Services } from '../services.ts';
+
+/** One standard request per full minute held. Tests pass a shorter period through the streams' options. */
+export const BILLING_PERIOD_MS = 60_000;
+
+export interface HeldStream {
+  keyHash: string;
+  /** The usage rows' method and path: the stream's own (GET /api/trading/stream/account, or /trpc/streams.account). */
+  method: string;
+  path: string;
+  /** The open request's id, on every usage row of the stream. */
+  requestId: string;
+}
+
+/** Starts charging; `refused` hears a 401/402 (the stream must end). Returns the stop function. */
+export function chargeWhileHeld(services: Services, stream: HeldStream, periodMs: number, refused: (error: ApiError) => void): () => void {
+  const { config, database, refunds, logger } = services;
+  let stopped = false;
+  let charging = false;
+  const charge = async () => {
+    if (stopped || charging) return;
+    charging = true;
+    const usageId = newId('use');
+    try {
+      await admitBilledRequest(database.db, {
+        keyHash: stream.keyHash,
+        tier: 'standard',
+        defaultCostMicros: config.costPerRequestMicros,
+        method: stream.method,
+        path: stream.path,
+        requestId: stream.requestId,
+        synchronousCommit: billingCommitsSynchronously(config.billingSynchronousCommit, database.kind),
+        usageId,
+      });
+    } catch (error) {
+      if (error instanceof ApiError) {
+        if (!stopped) refused(error);
+      } else {
+        // Not a refusal but a lost answer: the charge may have been written; it is refunded later.
+        refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
+        logger.warn('held stream minute not charged (database unavailable); the minute is free', { requestId: stream.requestId, error: String((error as Error)?.message ?? error) });
+      }
+    } finally {
+      charging = false;
+    }
+  };
+  const timer = setInterval(() => void charge(), periodMs);
+  timer.unref?.();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}

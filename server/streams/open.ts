@@ -1,0 +1,155 @@
+/**
+ * Opening a stream, for the routers (routers/streams.ts). Each route has three forms over one
+ * resolver, so every rule (authentication, billing, input, 404) is the procedure's own:
+ *  - REST with `Accept: text/event-stream` (rest.ts): the REST handler marks the request context as
+ *    a stream opening, runs the procedure, and serves the SSE sink the resolver opened;
+ *  - REST otherwise, and the same procedure on /trpc: JSON, what the stream would open with (the
+ *    catch-up from `lastEventId`) and the id to resume from;
+ *  - the tRPC subscriptions (`streams.valuation`, `streams.account`): the same messages as
+ *    `tracked(id, data)`.
+ * Everything that can refuse (404, 400, 429 for the limits, 503) happens before a stream is handed
+ * out, so REST answers it as a status in our error shape before any event.
+ */
+import type { KeyPrincipal } from '../accounts/api-keys.ts';
+import { hashApiKey } from '../accounts/api-keys.ts';
+import { sessionToken } from '../auth/sessions.ts';
+import { ApiError, toPublicError } from '../errors.ts';
+import type { RequestContext } from '../trpc/context.ts';
+import { AccountSubscriber, type AccountEventMessageData } from './account-hub.ts';
+import { chargeWhileHeld } from './held-billing.ts';
+import { parseAccountId, parseValuationId } from './ids.ts';
+import { streamsOf } from './registry.ts';
+import { QueueSink, SseSink, type Sink } from './sinks.ts';
+import type { EventValuation } from '../market/recorder.ts';
+
+/** A REST request that asked for an event stream: the resolver leaves its sink here. */
+export interface Opening {
+  sink?: SseSink;
+}
+
+/**
+ * Keyed by the request's `resHeaders` object: middlewares hand the resolver a copy of the context
+ * (`next({ ctx })` spreads it), but its members are the same objects for the whole request.
+ */
+const openingsByRequest = new WeakMap<object, Opening>();
+const openings = { get: (ctx: RequestContext) => openingsByRequest.get(ctx.resHeaders) };
+
+export function beginOpening(ctx: RequestContext): Opening {
+  const opening: Opening = {};
+  openingsByRequest.set(ctx.resHeaders, opening);
+  return opening;
+}
+
+/** Rows per JSON answer of the account route. */
+export const ACCOUNT_PAGE_LIMIT = 500;
+
+// --- valuation -----------------------------------------------------------------------------------
+
+export async function valuationCatchUp(ctx: RequestContext, input: { eventSlug: string[]; lastEventId?: string }) {
+  const streams = streamsOf(ctx.services);
+  const recording = await streams.valuations.ready();
+  const eventIds = streams.valuations.resolve(recording, input.eventSlug);
+  parseValuationId(input.lastEventId);
+  const opening = openings.get(ctx);
+  if (opening) {
+    opening.sink = await openValuationSink(ctx, eventIds, input.lastEventId, () => new SseSink(streams.timing.maxQueuedBytes, ctx.requestId));
+    return { messages: [], lastEventId: input.lastEventId ?? null };
+  }
+  const messages = streams.valuations.catchUp(eventIds, input.lastEventId);
+  return {
+    messages: messages.map((m) => ({ id: m.id, data: m.data })),
+    lastEventId: messages.at(-1)?.id ?? input.lastEventId ?? null,
+  };
+}
+
+export async function valuationSubscription(ctx: RequestContext, input: { eventSlugs: string[]; lastEventId?: string | null }, signal: AbortSignal | undefined) {
+  const streams = streamsOf(ctx.services);
+  const recording = await streams.valuations.ready();
+  const eventIds = streams.valuations.resolve(recording, input.eventSlugs);
+  parseValuationId(input.lastEventId);
+  const sink = await openValuationSink(ctx, eventIds, input.lastEventId, () => new QueueSink(streams.timing.maxQueuedMessages));
+  return sink.messages(signal) as AsyncGenerator<{ id: string; data: EventValuation }>;
+}
+
+async function openValuationSink<S extends Sink>(ctx: RequestContext, eventIds: string[], lastEventId: string | null | undefined, make: () => S): Promise<S> {
+  const streams = streamsOf(ctx.services);
+  const lease = await streams.leases.acquire({ kind: 'market', clientIp: ctx.clientIp() }, ctx.services.config.streams.maxPerIp).catch(limited(ctx));
+  const sink = make();
+  sink.onClose(() => streams.leases.release(lease));
+  streams.track(sink);
+  streams.valuations.attach(eventIds, sink, lastEventId);
+  return sink;
+}
+
+// --- account -------------------------------------------------------------------------------------
+
+interface AccountCaller {
+  principal: KeyPrincipal;
+  user: { accountId: string; userId: string };
+}
+
+export async function accountCatchUp(ctx: RequestContext & AccountCaller, input: { lastEventId?: string }): Promise<{ events: AccountEventMessageData[]; lastEventId: string }> {
+  const streams = streamsOf(ctx.services);
+  const resume = parseAccountId(input.lastEventId);
+  const opening = openings.get(ctx);
+  if (!opening) return streams.accounts.page(ctx.user.accountId, ctx.user.userId, resume, ACCOUNT_PAGE_LIMIT);
+  const sink = await openAccountSink(ctx, resume, () => new SseSink(streams.timing.maxQueuedBytes, ctx.requestId), { method: 'GET', path: ctx.path });
+  opening.sink = sink;
+  return { events: [], lastEventId: input.lastEventId ?? '' };
+}
+
+export async function accountSubscription(ctx: RequestContext & AccountCaller, input: { lastEventId?: string | null }, signal: AbortSignal | undefined, procedurePath: string) {
+  const streams = streamsOf(ctx.services);
+  const resume = parseAccountId(input.lastEventId);
+  const sink = await openAccountSink(ctx, resume, () => new QueueSink(streams.timing.maxQueuedMessages), { method: ctx.method, path: `/trpc/${procedurePath}` });
+  return sink.messages(signal) as AsyncGenerator<{ id: string; data: AccountEventMessageData | { type: 'ready'; lastEventId: string } }>;
+}
+
+async function openAccountSink<S extends Sink>(
+  ctx: RequestContext & AccountCaller,
+  resume: ReturnType<typeof parseAccountId>,
+  make: () => S,
+  usage: { method: string; path: string },
+): Promise<S> {
+  const { services } = ctx;
+  const streams = streamsOf(services);
+  // The tailer first: a database that does not answer is a 503 before the stream opens.
+  await streams.accounts.ensureStarted();
+  const holder = holderOf(ctx);
+  const lease = await streams.leases
+    .acquire({ kind: 'account', keyHash: holder.leaseKey, accountId: ctx.user.accountId, clientIp: ctx.clientIp() }, services.config.streams.maxPerKey)
+    .catch(limited(ctx));
+  const sink = make();
+  sink.onClose(() => streams.leases.release(lease));
+  if (holder.keyHash) {
+    const stop = chargeWhileHeld(services, { keyHash: holder.keyHash, ...usage, requestId: ctx.requestId }, streams.timing.billingPeriodMs, (error) => sink.close(error));
+    sink.onClose(stop);
+  }
+  streams.track(sink);
+  const subscriber = new AccountSubscriber(ctx.user.accountId, ctx.user.userId, sink, resume);
+  streams.accounts.attach(subscriber, resume).catch((error) => {
+    const body = toPublicError(error, ctx.requestId);
+    if (body.status >= 500) services.logger.error('account stream catch-up failed', { requestId: ctx.requestId, error: String((error as Error)?.message ?? error) });
+    sink.close(error instanceof ApiError ? error : new ApiError(body.code === 'INTERNAL_ERROR' ? 'SERVICE_UNAVAILABLE' : body.code, body.code === 'INTERNAL_ERROR' ? 'The stream could not catch up; reconnect with Last-Event-ID' : body.message));
+  });
+  return sink;
+}
+
+/** Who holds the stream: an API key (its hash: counted and billed) or a session (counted, never billed). */
+function holderOf(ctx: RequestContext & AccountCaller): { leaseKey: string; keyHash?: string } {
+  if (ctx.principal.apiKeyId) {
+    const key = ctx.headers.get('x-api-key') ?? ctx.query().get('apiKey') ?? '';
+    const keyHash = hashApiKey(key);
+    return { leaseKey: keyHash, keyHash };
+  }
+  const token = sessionToken(ctx.headers.get('cookie')) ?? '';
+  return { leaseKey: `session:${hashApiKey(token)}` };
+}
+
+/** A refused lease is a 429 with Retry-After (a slot frees when a stream closes, or its lease expires). */
+function limited(ctx: RequestContext) {
+  return (error: unknown): never => {
+    if (error instanceof ApiError && error.apiCode === 'RATE_LIMITED') ctx.resHeaders['Retry-After'] = '5';
+    throw error;
+  };
+}

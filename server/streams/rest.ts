@@ -1,0 +1,101 @@
+/**
+ * The REST stream routes, GET /api/trading/stream and GET /api/trading/stream/account, registered in
+ * app.ts ahead of the REST bridge (whose answers are JSON text). Each runs its procedure of
+ * routers/streams.ts through the project's procedure runner, exactly as the bridge would — the same
+ * middleware, so 400/401/402/404/429 come first, in our error shape — then:
+ *  - with `Accept: text/event-stream` (every EventSource sends it): a `text/event-stream` response
+ *    whose body is the sink the resolver opened (catch-up, then live messages, heartbeats);
+ *  - otherwise: the procedure's JSON answer (the catch-up and the id to resume from), as /trpc gives it.
+ * Transport parameters, as on the bridge: `apiKey` (the key, for clients that cannot send headers),
+ * and on the account route `userId` (x-user-id, likewise: browsers' EventSource sends no headers; the
+ * header wins). `Last-Event-ID` (what EventSource sends when it reconnects) wins over `lastEventId`.
+ */
+import { streamsRouter } from '../../routers/streams.ts';
+import { compileProcedure, type CompiledProcedure, type ProcedureDefinition } from '../http/procedure-runner.ts';
+import { IDENTIFIER } from '../lib/identifiers.ts';
+import { jsonText } from '../lib/reusable-json.ts';
+import type { RequestContext } from '../trpc/context.ts';
+import { beginOpening } from './open.ts';
+import { ACCOUNT_STREAM_PATH, VALUATION_STREAM_PATH } from './registry.ts';
+
+const ROUTES: Record<string, { procedure: keyof typeof streamsRouter._def.procedures; transportParams: string[] }> = {
+  [VALUATION_STREAM_PATH]: { procedure: 'valuationCatchUp', transportParams: ['apiKey'] },
+  [ACCOUNT_STREAM_PATH]: { procedure: 'accountCatchUp', transportParams: ['apiKey', 'userId'] },
+};
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  // Proxies that buffer responses (nginx) pass this one through as it is written.
+  'x-accel-buffering': 'no',
+};
+
+let compiled: Map<string, CompiledProcedure> | undefined;
+function procedureFor(name: string): CompiledProcedure {
+  compiled ??= new Map();
+  let run = compiled.get(name);
+  if (!run) {
+    const procedure = streamsRouter._def.procedures[name as keyof typeof streamsRouter._def.procedures];
+    compiled.set(name, (run = compileProcedure(procedure as unknown as ProcedureDefinition)));
+  }
+  return run;
+}
+
+/** Whether app.ts hands this request to the stream routes (a GET on one of their paths). */
+export function isStreamRoute(request: Request, path: string): boolean {
+  return request.method === 'GET' && Object.hasOwn(ROUTES, path);
+}
+
+export function acceptsEventStream(accept: string | null): boolean {
+  if (!accept) return false;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    return type === 'text/event-stream' && !params.some((p) => /^q=0(\.0*)?$/.test(p));
+  });
+}
+
+/** Serves a stream route; throws (an ApiError, or what the procedure threw) for app.ts to answer in our shape. */
+export async function serveStreamRoute(request: Request, ctx: RequestContext): Promise<Response> {
+  const route = ROUTES[ctx.path]!;
+  const input = queryInput(ctx, route.transportParams);
+  const userId = route.transportParams.includes('userId') ? ctx.query().get('userId') : null;
+  if (userId !== null && !ctx.headers.has('x-user-id')) {
+    const headers = new Headers(ctx.headers);
+    // Checked by the procedure after authentication, as the header is: a value that is no identifier
+    // (nor a header value) is passed as one that fails the same check (400 naming x-user-id).
+    headers.set('x-user-id', IDENTIFIER.test(userId) ? userId : 'invalid userId');
+    ctx.headers = headers;
+  }
+  const lastEventId = request.headers.get('last-event-id');
+  if (lastEventId !== null) input.lastEventId = lastEventId;
+
+  const procedurePath = `streams.${route.procedure}`;
+  const run = procedureFor(route.procedure);
+  if (!acceptsEventStream(request.headers.get('accept'))) {
+    const data = await run({ ctx, path: procedurePath, type: 'query', rawInput: input });
+    return new Response(jsonText(data), { status: 200, headers: { 'content-type': 'application/json' } });
+  }
+  const opening = beginOpening(ctx);
+  try {
+    await run({ ctx, path: procedurePath, type: 'query', rawInput: input });
+  } catch (error) {
+    opening.sink?.close();
+    throw error;
+  }
+  const sink = opening.sink;
+  if (!sink) throw new Error(`${procedurePath} opened no stream`);
+  return new Response(sink.body, { status: 200, headers: SSE_HEADERS });
+}
+
+/** Query parameters as the bridge reads them: a repeated name becomes a list; transport parameters are not input. */
+function queryInput(ctx: RequestContext, transportParams: string[]): Record<string, unknown> {
+  const query: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of ctx.query()) {
+    if (transportParams.includes(name)) continue;
+    const seen = query[name];
+    if (seen === undefined) query[name] = value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else query[name] = [seen, value];
+  }
+  return query;
+}
