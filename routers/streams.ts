@@ -52,7 +52,7 @@ export const streamsRouter = router({
         tags: TAGS,
         summary: 'Live valuations of events (server-sent events)',
         description:
-          'With `Accept: text/event-stream`: a stream of server-sent events. On connect, the current /trading/valuation object of each event (or, with Last-Event-ID, of each event that changed since), then one message per market snapshot that changes an event, each with an `id:`; a `: ping` comment every STREAM_HEARTBEAT_MS (15 s). Public, unbilled; at most STREAM_MAX_PER_IP streams open per client address (429). Without that Accept: the same opening messages as JSON. See docs/streams.md.',
+          'With `Accept: text/event-stream`: a stream of server-sent events. On connect, the current /trading/valuation object of each event (or, with Last-Event-ID, of each event that changed since), then one message per market snapshot that changes an event, each with an `id:`; a `: ping` comment every STREAM_HEARTBEAT_MS (15 s). Public, unbilled; at most STREAM_MAX_PER_IP streams open per client address (an IPv6 client counts by its /64; 429), and at most 50,000 public streams per instance (503). Without that Accept: the same opening messages as JSON. See docs/streams.md.',
         errorResponses: [404],
       },
     })

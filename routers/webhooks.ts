@@ -23,6 +23,7 @@ import {
 } from '../server/webhooks/service.ts';
 import { iso, isoOrNull, isoString, optionalParams, wholeNumber } from './params.ts';
 import { pageFields, pageOffset } from './trading-paging.ts';
+import { webhookEventsInput } from '../server/webhooks/input.ts';
 
 const TAG = ['Webhooks'];
 const DOCS = 'docs/webhooks.md';
@@ -87,7 +88,7 @@ export const webhooksRouter = router({
     .input(
       z.strictObject({
         url: z.string().min(1).max(MAX_URL_LENGTH).meta({ description: `Where events are POSTed: https, at most ${MAX_URL_LENGTH} characters`, example: 'https://example.com/hooks/pre-ipo' }),
-        events: z.array(eventType).min(1).max(WEBHOOK_EVENT_TYPES.length).meta({ description: 'The event types to receive' }),
+        events: webhookEventsInput(),
       }),
     )
     .output(webhook.omit({ previousSecretExpiresAt: true }).extend({ secret: secret() }))

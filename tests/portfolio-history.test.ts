@@ -213,6 +213,20 @@ describe('GET /api/trading/portfolio/history', () => {
     expect(body.message).toContain(message);
   });
 
+  test('a range ending early in 1970 starts at 1970-01-01T00:00Z, never in 1969 (the default from is cut there)', async () => {
+    const hourly = (await get('/api/trading/portfolio/history?to=1970-01-01')).points;
+    // 1970-01-01 means the end of that day: its 24 hours, then the end.
+    expect(hourly.map((p: any) => p.time)).toEqual([...Array.from({ length: 24 }, (_, h) => iso(h * HOUR)), '1970-01-01T23:59:59.999Z']);
+    expect(hourly.every((p: any) => p.marketValue === 0 && p.costBasis === 0 && p.realizedPnl === 0 && p.unrealizedPnl === 0)).toBe(true);
+    const daily = (await get('/api/trading/portfolio/history?interval=1d&to=1970-01-03T12:00:00Z')).points;
+    expect(daily.map((p: any) => p.time)).toEqual(['1970-01-01T00:00:00.000Z', '1970-01-02T00:00:00.000Z', '1970-01-03T00:00:00.000Z', '1970-01-03T12:00:00.000Z']);
+    // The earliest from and to a parameter may name: one point.
+    expect((await get('/api/trading/portfolio/history?from=1970-01-01T00:00:00Z&to=1970-01-01T00:00:00Z')).points.map((p: any) => p.time)).toEqual([iso(0)]);
+    const before = await api(t, who, 'GET', '/api/trading/portfolio/history?from=1969-12-31');
+    expect(before.res.status).toBe(400);
+    expect(before.body.message).toContain('from: must be from 1970-01-01');
+  });
+
   test('needs a key (401) and x-user-id (400), and is billed like the other trading reads', async () => {
     expect((await t.request('/api/trading/portfolio/history')).status).toBe(401);
     expect((await api(t, { headers: who.account.headers }, 'GET', '/api/trading/portfolio/history')).res.status).toBe(400);

@@ -4,15 +4,18 @@
  * the backoff respected (time driven through `now`, never slept); the retry window ends in `failed`;
  * workers racing over the same deliveries send each once; a lease held is not taken, an expired one
  * is; SSRF is checked again at delivery, after DNS, and a refused address gets no connection at all;
- * startWebhookWorker runs passes by itself and stops cleanly mid-attempt.
+ * startWebhookWorker delivers by itself, and a stop mid-attempt keeps the lease for
+ * WEBHOOK_TIMEOUT_MS (the receiver may still be working) before the same webhook-id is sent again;
+ * one hanging endpoint holds at most MAX_IN_FLIGHT_PER_WEBHOOK slots while the others keep
+ * delivering, and a webhook that keeps failing is left aside for a while.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, inArray } from 'drizzle-orm';
 import { openDatabase } from '../db/client.ts';
 import { webhookDeliveries } from '../db/schema.ts';
 import { createApiKey } from '../server/accounts/api-keys.ts';
-import { createWebhook, sendTestEvent } from '../server/webhooks/service.ts';
-import { deliverDue, LEASE_MARGIN_MS, retryDelayMs, startWebhookWorker } from '../server/webhooks/worker.ts';
+import { createWebhook, deleteWebhook, sendTestEvent } from '../server/webhooks/service.ts';
+import { deliverDue, LEASE_MARGIN_MS, MAX_IN_FLIGHT_PER_WEBHOOK, PAUSE_AFTER_FAILURES, retryDelayMs, startWebhookWorker } from '../server/webhooks/worker.ts';
 import { createTestApp, type TestApp } from './harness/app.ts';
 import { fundedAccount } from './harness/factories.ts';
 import { freePort } from './harness/server-process.ts';
@@ -41,6 +44,7 @@ async function hookTo(app: TestApp, url: string) {
   return { ...hook, accountId };
 }
 const queue = (app: TestApp, hook: { id: string; accountId: string }) => sendTestEvent(app.database.db, hook.accountId, hook.id);
+type Delivery = Awaited<ReturnType<typeof queue>>;
 async function state(app: TestApp, id: string) {
   const [row] = await app.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
   return row!;
@@ -222,28 +226,39 @@ describe('several workers', () => {
     }
   });
 
-  test('startWebhookWorker delivers on its own; stop() mid-attempt releases the lease and sends nothing twice', async () => {
+  test('startWebhookWorker delivers on its own; stop() mid-attempt keeps the lease for WEBHOOK_TIMEOUT_MS, then it is sent again with the same webhook-id', async () => {
     const app = await createTestApp({ ...ENV, WEBHOOK_INTERVAL_MS: '20' }, { database: t.database });
     const hook = await hookTo(app, `${receiver.url}/worker`);
-    let worker = startWebhookWorker(app.services);
+    const worker = startWebhookWorker(app.services);
     try {
       const first = await queue(app, hook);
       await until(async () => (await state(app, first.id)).status === 'succeeded', 'the worker to deliver');
       receiver.answer = () => 'hang';
       const second = await queue(app, hook);
       await until(() => receiver.withId(second.id).length > 0, 'the attempt to start');
+      const stoppedAt = Date.now();
       await worker.stop();
+      // The request reached the receiver, which may still be working on it: nobody may send it again
+      // until WEBHOOK_TIMEOUT_MS from the stop — not another instance, not this one restarted.
       const row = await state(app, second.id);
-      expect([row.status, row.attempts, row.leaseOwner]).toEqual(['pending', 0, null]);
+      expect([row.status, row.attempts, row.leaseOwner !== null]).toEqual(['pending', 0, true]);
+      const leaseUntil = row.leaseUntil!.getTime();
+      expect(leaseUntil).toBeGreaterThanOrEqual(stoppedAt + TIMEOUT_MS - 1);
       receiver.release();
       receiver.answer = () => 200;
-      worker = startWebhookWorker(app.services);
-      await until(async () => (await state(app, second.id)).status === 'succeeded', 'the restarted worker to deliver');
-      expect((await state(app, second.id)).attempts).toBe(1);
-      expect(receiver.withId(second.id)).toHaveLength(2);
-      for (const request of receiver.withId(second.id)) verifyWith(hook.secret, request);
+      expect((await deliverDue(app.services, { owner: 'restarted', now: at(leaseUntil - 1) })).claimed).toBe(0);
+      expect(receiver.withId(second.id)).toHaveLength(1);
+      // Once the lease ends: sent again, the same webhook-id and body, recorded once.
+      expect(await deliverDue(app.services, { owner: 'restarted', now: at(leaseUntil + 1) })).toEqual({ claimed: 1, succeeded: 1, retrying: 0, failed: 0 });
+      const after = await state(app, second.id);
+      expect([after.status, after.attempts, after.leaseOwner]).toEqual(['succeeded', 1, null]);
+      const sent = receiver.withId(second.id);
+      expect(sent.map((r) => r.id)).toEqual([second.id, second.id]);
+      expect(sent[1]!.body).toBe(sent[0]!.body);
+      for (const request of sent) verifyWith(hook.secret, request);
     } finally {
       await worker.stop();
+      receiver.release();
       receiver.answer = () => 200;
       await app.close();
     }
@@ -251,6 +266,30 @@ describe('several workers', () => {
     const off = await createTestApp({ ...ENV, WEBHOOK_INTERVAL_MS: '0' }, { database: t.database });
     await startWebhookWorker(off.services).stop();
     await off.close();
+  });
+});
+
+describe('stopping before anything was sent', () => {
+  test('stop() while the name is being resolved: nothing was sent, so the lease is released, not kept', async () => {
+    const app = await createTestApp({ ...ENV, WEBHOOK_INTERVAL_MS: '20' }, { database: t.database });
+    let lookups = 0;
+    // DNS that answers only at its deadline (WEBHOOK_TIMEOUT_MS): the stop comes first.
+    const lookup = () => (lookups++, new Promise<string[]>(() => {}));
+    const { accountId } = await fundedAccount(app);
+    const hook = await createWebhook(app.services, accountId, { url: `http://slow-dns.pre-ipo.test:${receiver.port}/dns`, events: ['order.filled'] }, { lookup: async () => ['127.0.0.1'] });
+    const worker = startWebhookWorker(app.services, { lookup });
+    try {
+      const delivery = await sendTestEvent(app.database.db, accountId, hook.id);
+      await until(() => lookups > 0, 'the lookup to start');
+      await worker.stop();
+      const row = await state(app, delivery.id);
+      expect([row.status, row.attempts, row.leaseOwner, row.leaseUntil]).toEqual(['pending', 0, null, null]);
+      expect(receiver.withId(delivery.id)).toEqual([]);
+      await deleteWebhook(app.database.db, accountId, hook.id);
+    } finally {
+      await worker.stop();
+      await app.close();
+    }
   });
 });
 
@@ -283,6 +322,133 @@ describe('SSRF at delivery', () => {
     } finally {
       counter.stop();
       await strict.close();
+    }
+  });
+});
+
+describe('one slow endpoint does not hold up the others', () => {
+  // Attempts hang until the test releases them (the longest deadline allowed, far beyond the test's),
+  // on a database of their own: nothing here depends on the machine's speed, and no other test sees
+  // these deliveries.
+  const HANG_ENV = { ...ENV, WEBHOOK_TIMEOUT_MS: '120000' };
+  const hangs = (path: string) => (request: { path: string }) => (request.path === path ? ('hang' as const) : 200);
+
+  test(`a receiver that hangs for one webhook takes at most ${MAX_IN_FLIGHT_PER_WEBHOOK} slots; another webhook's deliveries go through meanwhile`, async () => {
+    const app = await createTestApp(HANG_ENV);
+    try {
+      const stuck = await hookTo(app, `${receiver.url}/stuck`);
+      const healthy = await hookTo(app, `${receiver.url}/healthy`);
+      // The hanging webhook's deliveries are older: they come first in the queue.
+      const stuckDeliveries: Delivery[] = [];
+      for (let i = 0; i < 6; i++) stuckDeliveries.push(await queue(app, stuck));
+      const healthyDeliveries: Delivery[] = [];
+      for (let i = 0; i < 3; i++) healthyDeliveries.push(await queue(app, healthy));
+      receiver.answer = hangs('/stuck');
+      const pass = deliverDue(app.services, { concurrency: 4 });
+      await until(async () => {
+        const rows = await app.database.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, healthyDeliveries.map((d) => d.id)));
+        return rows.every((r) => r.status === 'succeeded');
+      }, "the healthy webhook's deliveries, while the other receiver hangs");
+      const stuckIds = new Set(stuckDeliveries.map((d) => d.id));
+      expect(receiver.received.filter((r) => stuckIds.has(r.id))).toHaveLength(MAX_IN_FLIGHT_PER_WEBHOOK);
+      receiver.answer = () => 200;
+      receiver.release();
+      expect(await pass).toEqual({ claimed: 9, succeeded: 9, retrying: 0, failed: 0 });
+      for (const d of [...stuckDeliveries, ...healthyDeliveries]) expect(receiver.withId(d.id)).toHaveLength(1);
+    } finally {
+      receiver.answer = () => 200;
+      receiver.release();
+      await app.close();
+    }
+  });
+
+  test('the running worker keeps delivering new events of other webhooks while one receiver hangs', async () => {
+    const app = await createTestApp({ ...HANG_ENV, WEBHOOK_INTERVAL_MS: '20' });
+    const worker = startWebhookWorker(app.services);
+    try {
+      const stuck = await hookTo(app, `${receiver.url}/stuck-worker`);
+      const healthy = await hookTo(app, `${receiver.url}/healthy-worker`);
+      receiver.answer = hangs('/stuck-worker');
+      const stuckDeliveries = [await queue(app, stuck), await queue(app, stuck), await queue(app, stuck)];
+      await until(() => receiver.received.filter((r) => r.path === '/stuck-worker').length === MAX_IN_FLIGHT_PER_WEBHOOK, 'the hanging attempts');
+      // Queued after the hang began: sent at once, not after the hanging attempts' deadline.
+      for (let i = 0; i < 3; i++) {
+        const next = await queue(app, healthy);
+        await until(async () => (await state(app, next.id)).status === 'succeeded', `healthy delivery ${i + 1}`);
+      }
+      expect(receiver.received.filter((r) => r.path === '/stuck-worker')).toHaveLength(MAX_IN_FLIGHT_PER_WEBHOOK);
+      expect((await state(app, stuckDeliveries[2]!.id)).leaseOwner).toBeNull(); // the third waits its turn, unclaimed
+    } finally {
+      await worker.stop();
+      receiver.answer = () => 200;
+      receiver.release();
+      await app.close();
+    }
+  });
+
+  test('a pass has at most `concurrency` attempts in flight, however many are due', async () => {
+    const app = await createTestApp(HANG_ENV);
+    try {
+      const hooks: Awaited<ReturnType<typeof hookTo>>[] = [];
+      for (let i = 0; i < 5; i++) hooks.push(await hookTo(app, `${receiver.url}/slots`));
+      for (const hook of hooks) await queue(app, hook);
+      receiver.answer = hangs('/slots');
+      const pass = deliverDue(app.services, { concurrency: 3 });
+      await until(() => receiver.received.filter((r) => r.path === '/slots').length >= 3, 'three attempts');
+      // No fourth request while the three hang: every claim took only the free slots.
+      const leased = await app.database.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.webhookId, hooks.map((h) => h.id)));
+      expect(leased.filter((r) => r.leaseOwner !== null)).toHaveLength(3);
+      expect(receiver.received.filter((r) => r.path === '/slots')).toHaveLength(3);
+      receiver.answer = () => 200;
+      receiver.release();
+      expect(await pass).toEqual({ claimed: 5, succeeded: 5, retrying: 0, failed: 0 });
+    } finally {
+      receiver.answer = () => 200;
+      receiver.release();
+      await app.close();
+    }
+  });
+
+  test(`the cap holds over several instances: ${MAX_IN_FLIGHT_PER_WEBHOOK} leases of a webhook running elsewhere leave none to take here`, async () => {
+    const app = await createTestApp(HANG_ENV);
+    try {
+      const stuck = await hookTo(app, `${receiver.url}/stuck-shared`);
+      for (let i = 0; i < 4; i++) await queue(app, stuck);
+      receiver.answer = hangs('/stuck-shared');
+      const elsewhere = deliverDue(app.services, { owner: 'instance-a' });
+      await until(() => receiver.received.filter((r) => r.path === '/stuck-shared').length === MAX_IN_FLIGHT_PER_WEBHOOK, 'the first instance to hang');
+      expect((await deliverDue(app.services, { owner: 'instance-b' })).claimed).toBe(0);
+      receiver.answer = () => 200;
+      receiver.release();
+      expect(await elsewhere).toEqual({ claimed: 4, succeeded: 4, retrying: 0, failed: 0 });
+    } finally {
+      receiver.answer = () => 200;
+      receiver.release();
+      await app.close();
+    }
+  });
+
+  test(`a webhook failing ${PAUSE_AFTER_FAILURES} times in a row is left aside for a while; its deliveries wait, not failed or counted`, async () => {
+    const app = await createTestApp(ENV);
+    try {
+      const down = await hookTo(app, `${receiver.url}/down-pause`);
+      const up = await hookTo(app, `${receiver.url}/up-pause`);
+      const downDeliveries: Delivery[] = [];
+      for (let i = 0; i < 6; i++) downDeliveries.push(await queue(app, down));
+      const upDelivery = await queue(app, up);
+      receiver.answer = (request) => (request.path === '/down-pause' ? 503 : 200);
+      const frozen = () => 1_000_000; // the pause's clock: it never ends during this pass
+      const pass = await deliverDue(app.services, { concurrency: 1, clock: frozen });
+      expect(pass).toEqual({ claimed: PAUSE_AFTER_FAILURES + 1, succeeded: 1, retrying: PAUSE_AFTER_FAILURES, failed: 0 });
+      const rows = await app.database.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, downDeliveries.map((d) => d.id)));
+      expect(rows.map((r) => r.attempts).sort()).toEqual([0, 0, 0, 1, 1, 1]);
+      expect((await state(app, upDelivery.id)).status).toBe('succeeded');
+      // The pause is the pool's memory (the worker keeps one pool): a new pass sends the rest.
+      receiver.answer = () => 200;
+      expect((await deliverDue(app.services, { concurrency: 1 })).succeeded).toBe(3);
+    } finally {
+      receiver.answer = () => 200;
+      await app.close();
     }
   });
 });

@@ -4,19 +4,28 @@
  * webhook is 404, secrets appear only once (never in lists, deliveries or logs), deliveries verify
  * with the official `standardwebhooks` library, rotation signs with both secrets for 24 h and then
  * only the new one, and real flows — buy, sell, a rejected order, resolution and settlement, a
- * stablecoin deposit, a balance running low — announce exactly the expected events, exactly once.
+ * stablecoin deposit, a balance running low — announce exactly the expected events, exactly once;
+ * event.resolved for many holders is one statement; the balance-low check looks only at funded
+ * accounts under the threshold; `events` that is not a list gets one clear message.
  * Delivery faults (retries, backoff, the retry window, racing workers, SSRF at delivery, kill -9)
  * are in webhooks-delivery.test.ts and webhooks-crash.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { and, eq, inArray } from 'drizzle-orm';
+import { readFileSync } from 'node:fs';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import { parseAbi, type Address, type Hex } from 'viem';
 import { WebhookVerificationError } from 'standardwebhooks';
-import { accountEvents, orders, webhookDeliveries, webhooks } from '../db/schema.ts';
-import { creditAccount, setAccountRate } from '../server/accounts/accounts.ts';
+import type { Db } from '../db/client.ts';
+import { accountEvents, orders, positions, webhookDeliveries, webhooks } from '../db/schema.ts';
+import { resultRows } from '../db/prepared.ts';
+import { creditAccount, ensureAccount, setAccountRate } from '../server/accounts/accounts.ts';
 import { createDepositChain } from '../server/deposits/chain.ts';
-import { checkBalanceLow } from '../server/webhooks/balance-low.ts';
-import { createWebhook, MAX_WEBHOOKS_PER_ACCOUNT, WEBHOOK_EVENT_TYPES } from '../server/webhooks/service.ts';
+import { toPublicError } from '../server/errors.ts';
+import { balanceLowCrossingsSql, checkBalanceLow } from '../server/webhooks/balance-low.ts';
+import { emitEventResolved } from '../server/webhooks/announce.ts';
+import { createWebhook, deleteWebhook, MAX_WEBHOOKS_PER_ACCOUNT, WEBHOOK_EVENT_TYPES } from '../server/webhooks/service.ts';
+import { webhookEventsInput } from '../server/webhooks/input.ts';
 import { refusedAddressReason } from '../server/webhooks/ssrf.ts';
 import { deliverDue } from '../server/webhooks/worker.ts';
 import { createTestApp, DASHBOARD_KEY, trpcClient, type TestApp } from './harness/app.ts';
@@ -29,6 +38,8 @@ import { createTradingApp, ledgerOf } from './harness/trading-venue.ts';
 import { startReceiver, verifyWith, type ReceivedRequest, type WebhookReceiver } from './harness/webhook-receiver.ts';
 
 const ALL_EVENTS = [...WEBHOOK_EVENT_TYPES];
+/** Whether the router builds `events` with server/webhooks/input.ts (its HTTP message is checked then). */
+const routerUsesEventsInput = readFileSync(new URL('../routers/webhooks.ts', import.meta.url), 'utf8').includes('webhookEventsInput');
 const logLines: string[] = [];
 let t: TestApp;
 let strict: TestApp; // the same database, WEBHOOK_ALLOW_PRIVATE_NETWORKS=false (the default)
@@ -147,6 +158,31 @@ describe('registration', () => {
     }
   });
 
+  test('events must be a list: one clear message, not a string length', async () => {
+    // The router's input shape, with the schema server/webhooks/input.ts gives it, through the service's error formatter.
+    const input = z.strictObject({ url: z.string(), events: webhookEventsInput() });
+    const message = (events: unknown) => {
+      const parsed = input.safeParse(events === undefined ? { url: 'https://example.com/x' } : { url: 'https://example.com/x', events });
+      return parsed.success ? 'ok' : toPublicError(parsed.error, 'req_test').message;
+    };
+    expect(message('order.filled')).toBe('events: must be a list of event types');
+    expect(message('order.filled,position.settled')).toBe('events: must be a list of event types');
+    expect(message('x')).toBe('events: must be a list of event types');
+    for (const value of [42, null, { 0: 'order.filled' }, true]) expect(message(value)).toBe('events: must be a list of event types');
+    expect(message(undefined)).toBe('events: required');
+    expect(message([])).toBe('events: must list at least one event type');
+    expect(message([...ALL_EVENTS, 'order.filled'])).toBe(`events: Too big: expected array to have <=${ALL_EVENTS.length} items`);
+    expect(message(['order.exploded'])).toStartWith('events.0: Invalid option');
+    expect(message(['order.filled', 'balance.low'])).toBe('ok');
+    // Over HTTP and tRPC once routers/webhooks.ts builds `events` with webhookEventsInput().
+    if (!routerUsesEventsInput) return;
+    const account = await fundedAccount(t);
+    const res = await post(t, '/api/webhooks', account.headers, { url: `${receiver.url}/x`, events: 'order.filled' });
+    expect([res.status, (await res.json()).message]).toEqual([400, 'events: must be a list of event types']);
+    const error = await trpcClient(t, account.headers).webhooks.create.mutate({ url: `${receiver.url}/x`, events: 'order.filled' as never }).catch((e) => e);
+    expect(error.data.api).toMatchObject({ status: 400, message: 'events: must be a list of event types' });
+  });
+
   test(`at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account, even when created at once; a deleted one frees its place`, async () => {
     const account = await fundedAccount(t);
     const attempts = await Promise.all(
@@ -255,7 +291,73 @@ describe('SSRF: private destinations are refused at registration', () => {
     expect((await unknown.json()).message).toContain('does not resolve');
   });
 
+  test('IPv6 special-purpose ranges (the IANA registry) and IPv4-translated forms are refused at registration', async () => {
+    const account = await fundedAccount(t);
+    for (const url of [
+      'https://[::ffff:0:127.0.0.1]/hook', // IPv4-translated 127.0.0.1
+      'https://[::ffff:0:a9fe:a9fe]/hook', // IPv4-translated 169.254.169.254
+      'https://[2001:10::1]/hook', // ORCHID
+      'https://[2001:20::1]/hook', // ORCHIDv2
+      'https://[3fff::1]/hook', // documentation (RFC 9637)
+      'https://[2001:2::1]/hook', // benchmarking
+      'https://[5f00::1]/hook', // SRv6 SIDs
+      'https://[4000::1]/hook', // not global unicast
+    ]) {
+      const res = await post(strict, '/api/webhooks', account.headers, { url, events: ['order.filled'] });
+      const body = await res.json();
+      expect(`${url} → ${res.status} ${body.message}`).toStartWith(`${url} → 400 url: refused`);
+    }
+  });
+
   test('the address rules, one by one', () => {
+    // The IANA IPv6 special-purpose registry, entry by entry (and the IPv4 forms IPv6 carries).
+    const ipv6: [string, string | null][] = [
+      ['::', 'unspecified'],
+      ['::1', 'loopback'],
+      ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
+      ['::ffff:0:127.0.0.1', 'IPv4-translated loopback'],
+      ['::ffff:0:a00:1', 'IPv4-translated private'],
+      ['::ffff:0:8.8.8.8', null],
+      ['::127.0.0.1', 'IPv4-compatible loopback'],
+      ['64:ff9b::7f00:1', 'NAT64 loopback'],
+      ['64:ff9b::808:808', null],
+      ['64:ff9b:1::1', 'local-use NAT64'],
+      ['100::1', 'discard-only'],
+      ['100:0:0:1::1', 'dummy prefix'],
+      ['2001::1', 'Teredo'],
+      ['2001:0:ffff::1', 'Teredo'],
+      ['2001:1::1', 'IETF protocol assignments'],
+      ['2001:2::1', 'benchmarking'],
+      ['2001:3::1', 'IETF protocol assignments'],
+      ['2001:4:112::1', 'IETF protocol assignments'],
+      ['2001:10::1', 'ORCHID (deprecated)'],
+      ['2001:1f:ffff::1', 'ORCHID (deprecated)'],
+      ['2001:20::1', 'ORCHIDv2'],
+      ['2001:2f:ffff::1', 'ORCHIDv2'],
+      ['2001:30::1', 'IETF protocol assignments'],
+      ['2001:1ff:ffff::1', 'IETF protocol assignments'],
+      ['2001:200::1', null], // the first block after 2001::/23 (APNIC)
+      ['2001:db8::1', 'documentation'],
+      ['2001:db9::1', null],
+      ['3fff::1', 'documentation'],
+      ['3fff:fff:ffff::1', 'documentation'],
+      ['3fff:1000::1', null],
+      ['2002:7f00:1::', '6to4 loopback'],
+      ['2002:808:808::1', null],
+      ['5f00::1', 'segment routing (SRv6) SIDs'],
+      ['fc00::1', 'unique local (private)'],
+      ['fdff::1', 'unique local (private)'],
+      ['fe80::1', 'link-local'],
+      ['febf::1', 'link-local'],
+      ['fec0::1', 'site-local'],
+      ['ff02::1', 'multicast'],
+      ['4000::1', 'reserved (not global unicast)'],
+      ['1::1', 'reserved (not global unicast)'],
+      ['2606:4700::1111', null],
+      ['2a00:1450:4001::1', null],
+    ];
+    for (const [ip, reason] of ipv6) expect(`${ip} ${refusedAddressReason(ip)}`).toBe(`${ip} ${reason}`);
+
     for (const ip of ['8.8.8.8', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1', '172.32.0.1', '100.128.0.1', '11.0.0.1']) expect(`${ip} ${refusedAddressReason(ip)}`).toBe(`${ip} null`);
     for (const ip of ['127.0.0.1', '10.0.0.1', '172.16.0.1', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '255.255.255.255', '::1', '::', '::ffff:127.0.0.1', 'fc00::1', 'fdff::1', 'fe80::1', 'febf::1', 'ff02::1', '2001:db8::1', '2001::1', '64:ff9b::7f00:1'])
       expect(`${ip} ${refusedAddressReason(ip)}`).not.toBe(`${ip} null`);
@@ -484,12 +586,146 @@ describe('events from real flows, each delivered exactly once', () => {
     }
   });
 
+  test('balance.low looks only at funded prepaid accounts under the threshold: unfunded $0 accounts cost no event lookup', async () => {
+    const db = t.database.db;
+    const tag = `bl-${Date.now()}`;
+    for (let i = 0; i < 40; i++) await ensureAccount(db, `${tag}-unfunded-${i}`); // $0, never funded
+    const small = await fundedAccount(t, { usd: 0.5 }); // funded, but never to the threshold
+    await fundedAccount(t, { usd: 5 }); // funded, above it
+    const threshold = t.config.balanceLowMicros;
+    expect((await checkBalanceLow(t.services)).filter((id) => id.startsWith(tag) || id === small.accountId)).toEqual([]);
+
+    // The plan: the last-balance.low lookup runs once per funded account under the threshold, not once per account under it.
+    const count = async (funded: boolean) =>
+      Number(
+        resultRows<{ n: number }>(
+          await db.execute(sql`select count(*)::int as n from accounts a where a.billing_plan = 'prepaid' and a.balance_micros < ${threshold}
+                                 and (${!funded} or exists (select 1 from credits c where c.account_id = a.id))`),
+        )[0]!.n,
+      );
+    const [fundedLow, allLow] = [await count(true), await count(false)];
+    expect(allLow - fundedLow).toBeGreaterThanOrEqual(40);
+    const [row] = resultRows<Record<string, unknown>>(await db.execute(sql`explain (analyze, format json) ${balanceLowCrossingsSql(threshold)}`));
+    const raw = Object.values(row!)[0];
+    const plan = typeof raw === 'string' ? JSON.parse(raw) : raw;
+    let loops = 0;
+    const walk = (node: any) => {
+      if (node['Relation Name'] === 'account_events') loops += node['Actual Loops'];
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(plan[0].Plan);
+    expect(loops).toBe(fundedLow);
+  });
+
   test('secrets never appear in a log line', () => {
     expect(secretsSeen.length).toBeGreaterThan(5);
     const logs = logLines.join('\n');
     expect(logs.length).toBeGreaterThan(0);
     expect(logs).not.toContain('whsec_');
     for (const secret of secretsSeen) expect(logs).not.toContain(secret.slice(6, 30));
+  });
+});
+
+describe('event.resolved with many holders', () => {
+  /** The transaction, counting the statements sent through it. */
+  function counting(tx: Db): { db: Db; statements: () => number } {
+    let n = 0;
+    const db = new Proxy(tx, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value === 'function' && ['execute', 'select', 'insert', 'update', 'delete', 'transaction', 'selectDistinct'].includes(String(key))) {
+          return (...args: unknown[]) => (n++, value.apply(target, args));
+        }
+        return value;
+      },
+    });
+    return { db, statements: () => n };
+  }
+
+  test('one statement writes every holder\'s event and only the subscribed active webhooks\' deliveries', async () => {
+    const db = t.database.db;
+    const eventId = `wh-many-holders-${Date.now()}`;
+    const [a, b, c, d] = await Promise.all([fundedAccount(t), fundedAccount(t), fundedAccount(t), fundedAccount(t)]);
+    const subscribed = await createWebhook(t.services, a!.accountId, { url: `${receiver.url}/resolved`, events: ['event.resolved'] });
+    secretsSeen.push(subscribed.secret);
+    secretsSeen.push((await createWebhook(t.services, a!.accountId, { url: `${receiver.url}/orders-only`, events: ['order.filled'] })).secret);
+    const removed = await createWebhook(t.services, a!.accountId, { url: `${receiver.url}/deleted`, events: ['event.resolved'] });
+    secretsSeen.push(removed.secret);
+    await deleteWebhook(db, a!.accountId, removed.id);
+    let n = 0;
+    const position = (accountId: string, userId: string, status: 'open' | 'pending' | 'closed' | 'settled', event = eventId) => ({
+      id: `pos_many_${eventId}_${++n}`,
+      accountId,
+      userId,
+      eventId: event,
+      side: 'LONG' as const,
+      floorL: 0.1,
+      floorS: 0.1,
+      status,
+      unitsMicros: 1_000_000,
+    });
+    const many = Array.from({ length: 40 }, (_, i) => `0xmany${String(i).padStart(2, '0')}`);
+    await db.insert(positions).values([
+      position(a!.accountId, 'u1', 'open'),
+      position(a!.accountId, 'u1', 'open'),
+      position(a!.accountId, 'u1', 'closed'),
+      position(a!.accountId, 'u2', 'pending'),
+      position(a!.accountId, 'u3', 'open', 'another-event'),
+      position(b!.accountId, 'u1', 'open'),
+      position(c!.accountId, 'gone', 'closed'),
+      position(c!.accountId, 'paid', 'settled'),
+      ...many.map((user) => position(d!.accountId, user, 'open')),
+    ]);
+
+    const outcome = { eventId, status: 'resolved' as const, winningBandId: 'band-1', winningBandLabel: '$1T+' };
+    const run = async (o: Parameters<typeof emitEventResolved>[1]) =>
+      db.transaction(async (tx) => {
+        const counted = counting(tx as unknown as Db);
+        const written = await emitEventResolved(counted.db, o);
+        return { written, statements: counted.statements() };
+      });
+    expect(await run(outcome)).toEqual({ written: 3 + many.length, statements: 1 });
+
+    const written = await db.select().from(accountEvents).where(and(eq(accountEvents.type, 'event.resolved'), sql`${accountEvents.data}->>'eventId' = ${eventId}`));
+    expect(written).toHaveLength(3 + many.length);
+    const holder = (accountId: string, userId: string) => written.filter((e) => e.accountId === accountId && e.userId === userId);
+    expect(holder(a!.accountId, 'u1').map((e) => e.data)).toEqual([{ ...outcome, userId: 'u1', openPositions: 2 }]);
+    expect(holder(a!.accountId, 'u2').map((e) => e.data)).toEqual([{ ...outcome, userId: 'u2', openPositions: 1 }]);
+    expect(holder(b!.accountId, 'u1').map((e) => e.data)).toEqual([{ ...outcome, userId: 'u1', openPositions: 1 }]);
+    expect(holder(a!.accountId, 'u3')).toEqual([]); // another event's position
+    expect(written.filter((e) => e.accountId === c!.accountId)).toEqual([]); // closed and settled hold nothing
+    for (const user of many) expect(holder(d!.accountId, user)).toHaveLength(1);
+    const ids = written.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^evt_[1-9A-HJ-NP-Za-km-z]{22}$/);
+
+    // Deliveries: the subscribed active webhook only, one per event of its account; signed bodies as emitAccountEvent writes them.
+    const deliveries = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, ids));
+    expect(deliveries.map((x) => x.webhookId)).toEqual([subscribed.id, subscribed.id]);
+    const got = (await deliverAll()).filter((r) => r.path === '/resolved');
+    const bodiesSent = got.map((r) => verifyWith(subscribed.secret, r) as any);
+    expect(bodiesSent.map((x) => x.data).sort((x, y) => x.userId.localeCompare(y.userId))).toEqual([
+      { ...outcome, userId: 'u1', openPositions: 2 },
+      { ...outcome, userId: 'u2', openPositions: 1 },
+    ]);
+    for (const x of bodiesSent) {
+      expect(x).toEqual({ id: expect.stringMatching(/^evt_/), type: 'event.resolved', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), data: expect.any(Object) });
+      expect(ids).toContain(x.id);
+    }
+
+    // A correction announces itself: new events (new ids), the same holders.
+    const voided = { eventId, status: 'voided' as const, winningBandId: null, winningBandLabel: null };
+    expect(await run(voided)).toEqual({ written: 3 + many.length, statements: 1 });
+    const again = await db.select().from(accountEvents).where(and(eq(accountEvents.type, 'event.resolved'), sql`${accountEvents.data}->>'eventId' = ${eventId}`));
+    expect(new Set(again.map((e) => e.id)).size).toBe(2 * (3 + many.length));
+    expect(again.filter((e) => e.data.status === 'voided').map((e) => e.data.winningBandId)).toEqual(Array(3 + many.length).fill(null));
+    const corrections = (await deliverAll()).filter((r) => r.path === '/resolved').map((r) => verifyWith(subscribed.secret, r) as any);
+    expect(corrections.map((x) => [x.data.userId, x.data.status]).sort()).toEqual([
+      ['u1', 'voided'],
+      ['u2', 'voided'],
+    ]);
+    // Nobody holding: nothing written.
+    expect(await run({ ...outcome, eventId: `${eventId}-nobody` })).toEqual({ written: 0, statements: 1 });
   });
 });
 

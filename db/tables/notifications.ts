@@ -40,7 +40,12 @@ export const accountEvents = pgTable(
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     createdAt: at('created_at').notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('account_events_id_idx').on(t.id), index('account_events_account_seq_idx').on(t.accountId, t.seq)],
+  (t) => [
+    uniqueIndex('account_events_id_idx').on(t.id),
+    index('account_events_account_seq_idx').on(t.accountId, t.seq),
+    // The last balance.low of an account, in one index probe (server/webhooks/balance-low.ts).
+    index('account_events_balance_low_idx').on(t.accountId, t.seq).where(sql`${t.type} = 'balance.low'`),
+  ],
 );
 
 export const webhooks = pgTable(

@@ -41,7 +41,11 @@ export const positions = pgTable(
     updatedAt: at('updated_at').notNull().defaultNow(),
     closedAt: at('closed_at'),
   },
-  (t) => [index('positions_user_idx').on(t.accountId, t.userId, t.createdAt)],
+  (t) => [
+    index('positions_user_idx').on(t.accountId, t.userId, t.createdAt),
+    // The holders of an event (settlement, event.resolved), without reading every position.
+    index('positions_event_holding_idx').on(t.eventId, t.accountId, t.userId).where(sql`${t.status} in ('open', 'pending')`),
+  ],
 );
 
 /** A position's holding of one band token. `reserved` shares are in PENDING sell orders. */

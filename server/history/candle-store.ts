@@ -3,10 +3,10 @@
  * written once: `INSERT … ON CONFLICT DO NOTHING`, so whichever instance (or backfill) writes a
  * candle first keeps it, and the same candle written again by anyone is a no-op.
  */
-import { and, asc, desc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { valuationCandles, type CandleBand } from '../../db/schema.ts';
-import type { Candle, CandleInterval, HistoryBand } from './candles.ts';
+import type { Candle, CandleInterval, CandleSpan, HistoryBand } from './candles.ts';
 
 type CandleRow = typeof valuationCandles.$inferSelect;
 
@@ -84,6 +84,49 @@ export async function readCandles(db: Db, q: { eventId: string; interval: Candle
     .orderBy(desc(valuationCandles.start))
     .limit(q.limit);
   return rows.reverse().map(candleOfRow);
+}
+
+/**
+ * The 1-minute candles (recorded or backfilled) that started in [from, until), per event, oldest first,
+ * without their bands: the earlier part of a 1h or 1d candle (recording.ts). All events unless `eventIds`.
+ */
+export async function minuteSpansBetween(db: Db, q: { eventIds?: string[]; from: number; until: number }): Promise<Map<string, Array<CandleSpan & { start: number }>>> {
+  const found = new Map<string, Array<CandleSpan & { start: number }>>();
+  if (q.until <= q.from || q.eventIds?.length === 0) return found;
+  const c = valuationCandles;
+  const rows = await db
+    .select({
+      eventId: c.eventId,
+      start: c.start,
+      impliedOpen: c.impliedOpen,
+      impliedHigh: c.impliedHigh,
+      impliedLow: c.impliedLow,
+      impliedClose: c.impliedClose,
+      longOpenMicros: c.longOpenMicros,
+      longHighMicros: c.longHighMicros,
+      longLowMicros: c.longLowMicros,
+      longCloseMicros: c.longCloseMicros,
+      shortOpenMicros: c.shortOpenMicros,
+      shortHighMicros: c.shortHighMicros,
+      shortLowMicros: c.shortLowMicros,
+      shortCloseMicros: c.shortCloseMicros,
+      samples: c.samples,
+    })
+    .from(c)
+    .where(and(eq(c.interval, '1m'), gte(c.start, new Date(q.from)), lt(c.start, new Date(q.until)), q.eventIds ? inArray(c.eventId, q.eventIds) : undefined))
+    .orderBy(asc(c.eventId), asc(c.start));
+  for (const r of rows) {
+    let list = found.get(r.eventId);
+    if (!list) found.set(r.eventId, (list = []));
+    list.push({
+      start: r.start.getTime(),
+      implied: r.impliedOpen === null ? null : { open: r.impliedOpen, high: r.impliedHigh!, low: r.impliedLow!, close: r.impliedClose! },
+      long: { open: r.longOpenMicros, high: r.longHighMicros, low: r.longLowMicros, close: r.longCloseMicros },
+      short: { open: r.shortOpenMicros, high: r.shortHighMicros, low: r.shortLowMicros, close: r.shortCloseMicros },
+      samples: r.samples,
+    });
+  }
+  return found;
 }
 
 /** Candles of several events and intervals that closed in [fromEnd, toEnd], by end then start. */

@@ -62,6 +62,42 @@ export interface Candle {
   /** Points the candle was built from (a live-venue backfill stores 0: see backfill-polymarket.ts). */
   samples: number;
   source: CandleSource;
+  /**
+   * When the first point a builder put in this candle was observed (builder candles only, not stored):
+   * a process that started after `start` has not seen the candle's beginning, which the 1-minute
+   * candles stored before that point's minute hold (see completeCandle in recording.ts).
+   */
+  firstPointAt?: number;
+}
+
+/** The numbers of a candle that combine over consecutive candles of one span. */
+export type CandleSpan = Pick<Candle, 'implied' | 'long' | 'short' | 'samples'>;
+
+const combineOhlc = (os: Ohlc[]): Ohlc => ({
+  open: os[0]!.open,
+  high: Math.max(...os.map((o) => o.high)),
+  low: Math.min(...os.map((o) => o.low)),
+  close: os.at(-1)!.close,
+});
+
+/**
+ * Consecutive candles (oldest first) as one: open = the earliest's open, high = max, low = min, close =
+ * the latest's close (the implied valuation over the candles that have one), samples summed.
+ */
+export function combineSpans(pieces: CandleSpan[]): CandleSpan | undefined {
+  if (!pieces.length) return undefined;
+  const implied = pieces.flatMap((p) => (p.implied ? [p.implied] : []));
+  return {
+    implied: implied.length ? combineOhlc(implied) : null,
+    long: combineOhlc(pieces.map((p) => p.long)),
+    short: combineOhlc(pieces.map((p) => p.short)),
+    samples: pieces.reduce((n, p) => n + p.samples, 0),
+  };
+}
+
+/** `candle` with `earlier` (what came before its first point, same span) in front: its close and bands stay. */
+export function withEarlier(earlier: CandleSpan | undefined, candle: Candle): Candle {
+  return earlier ? { ...candle, ...combineSpans([earlier, candle])! } : candle;
 }
 
 const toMicros = (usd: number) => Math.round(usd * 1_000_000);
@@ -118,6 +154,7 @@ function newCandle(eventId: string, interval: CandleInterval, point: CandlePoint
     bands: point.bands,
     samples: 1,
     source,
+    firstPointAt: point.at,
   };
 }
 

@@ -22,6 +22,7 @@
 import { and, asc, eq, lte } from 'drizzle-orm';
 import { positions, trades } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
+import { INPUT_LIMITS } from '../http/input-limits.ts';
 import { microsToUsd } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import type { TradingUser } from '../trading/settings.ts';
@@ -39,6 +40,8 @@ const DEFAULT_SPAN_MS: Record<PortfolioInterval, number> = { '1h': 7 * 86_400_00
 /** The candles a price is read from. */
 const PRICE_INTERVALS: Record<PortfolioInterval, CandleInterval[]> = { '1h': ['1h', '1d'], '1d': ['1d'] };
 
+/** The earliest point of a range: the earliest instant a date parameter may name (1970-01-01T00:00:00Z). */
+const EARLIEST = Date.parse(`${INPUT_LIMITS.minDate}T00:00:00.000Z`);
 const MICRO = 1_000_000;
 /** floor(shares × price / 10^6), exactly (the positions' valuation: server/trading/views.ts). */
 const valueOf = (sharesMicros: number, priceMicros: number) =>
@@ -89,7 +92,9 @@ export async function portfolioHistory(services: Services, user: TradingUser, q:
   const step = INTERVAL_MS[q.interval];
   const live = q.to === undefined || q.to.getTime() >= now;
   const to = live ? now : q.to!.getTime();
-  const from = q.from?.getTime() ?? to - DEFAULT_SPAN_MS[q.interval];
+  // Never before 1970-01-01T00:00Z, the earliest instant a date parameter may name: a default range
+  // ending early in 1970 is cut there, not answered with points in 1969 (docs/history.md).
+  const from = Math.max(EARLIEST, q.from?.getTime() ?? to - DEFAULT_SPAN_MS[q.interval]);
   if (from > to) throw new ApiError('BAD_REQUEST', 'from: must not be after to');
   const first = Math.ceil(from / step) * step;
   const boundaries = first < to ? Math.floor((to - first - 1) / step) + 1 : 0;

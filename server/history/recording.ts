@@ -17,11 +17,21 @@
  * Every event in a recording gets candles, whatever its status: resolved, voided and closed events
  * keep theirs and keep getting new ones while they are listed (their books are still quoted and
  * /valuation still answers for them).
+ *
+ * A 1h or 1d candle is the whole interval's even when this process started in its middle (after a
+ * deploy or restart, or beside instances that were already running): before it is written, the
+ * 1-minute candles stored for its span before the minute of this process's first point in it (written
+ * by this service before the restart, or by another instance) are put in front of it (open, high, low
+ * and samples; close and bands stay this process's latest). So the first instance to write it writes
+ * the complete candle, as far as the stored 1-minute candles go. At start, the 1-minute candles of
+ * the current hour and day are read too, so the current (unfinished) 1h and 1d candles shown by the
+ * history route are whole from the first recording on.
  */
 import type { Recording } from '../market/recorder.ts';
 import type { Services } from '../services.ts';
-import { pruneMinuteCandles, writeCandles } from './candle-store.ts';
-import { CandleBuilder, pointOfValuation, type Candle, type CandleInterval } from './candles.ts';
+import type { Db } from '../../db/client.ts';
+import { minuteSpansBetween, pruneMinuteCandles, writeCandles } from './candle-store.ts';
+import { alignStart, CandleBuilder, combineSpans, pointOfValuation, withEarlier, type Candle, type CandleInterval, type CandleSpan } from './candles.ts';
 
 const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -46,11 +56,41 @@ export interface CandleRecording {
   flush(): Promise<void>;
   /** Deletes 1-minute candles older than the retention (default cutoff: the clock − CANDLE_MINUTE_RETENTION_DAYS). */
   prune(now?: number): Promise<number>;
-  /** Unsubscribes, writes what has finished by now, stops pruning. Unfinished candles are dropped. */
+  /**
+   * Unsubscribes, writes what has finished by now, stops pruning. Unfinished candles are dropped (the
+   * 1-minute candles written so far let the next process, or another instance, rebuild the hour and the day).
+   */
   stop(): Promise<void>;
 }
 
 const recordings = new WeakMap<Services, CandleRecording>();
+
+/** Where the 1-minute candles that complete a candle end: the minute of the builder's first point in it. */
+const earlierUntil = (c: Candle) => (c.interval === '1m' || c.firstPointAt === undefined ? c.start : Math.max(c.start, alignStart(c.firstPointAt, '1m')));
+
+/**
+ * The candles to write, each 1h or 1d one completed with the stored 1-minute candles of its span before
+ * its first point's minute (one read per start and minute, for all events at once; none for a candle
+ * whose builder saw its beginning).
+ */
+export async function completeCandles(db: Db, candles: Candle[]): Promise<Candle[]> {
+  const groups = new Map<string, { from: number; until: number; eventIds: string[] }>();
+  for (const c of candles) {
+    const until = earlierUntil(c);
+    if (until <= c.start) continue;
+    const key = `${c.start}/${until}`;
+    const group = groups.get(key) ?? { from: c.start, until, eventIds: [] };
+    group.eventIds.push(c.eventId);
+    groups.set(key, group);
+  }
+  if (!groups.size) return candles;
+  const earlier = new Map<string, Map<string, CandleSpan[]>>();
+  for (const [key, group] of groups) earlier.set(key, await minuteSpansBetween(db, group));
+  return candles.map((c) => {
+    const spans = earlier.get(`${c.start}/${earlierUntil(c)}`)?.get(c.eventId);
+    return spans ? withEarlier(combineSpans(spans), c) : c;
+  });
+}
 
 /** The candle recording running on these services, if any (the history routes read its current candles). */
 export const candleRecordingOf = (services: Services) => recordings.get(services);
@@ -68,6 +108,17 @@ export function startCandleRecording(services: Services, options: { now?: () => 
   let chain: Promise<void> = Promise.resolve();
   let lastWarning = 0;
   let dropped = 0;
+  /**
+   * Per event and interval (1h, 1d): the 1-minute candles stored at start for the current hour and
+   * day, before the minute this process started in, combined (`until`: the end of what they cover).
+   */
+  const seeds = new Map<string, { start: number; until: number; span: CandleSpan }>();
+  const seedKey = (eventId: string, interval: CandleInterval) => `${eventId}\u0000${interval}`;
+  const warn = (message: string, error: unknown) => {
+    if (Date.now() - lastWarning < WARN_EVERY_MS) return;
+    lastWarning = Date.now();
+    logger.warn(message, { queued: queued.length, dropped, error: String((error as Error)?.message ?? error) });
+  };
 
   const enqueue = (candles: Candle[]) => {
     if (!candles.length) return;
@@ -83,20 +134,42 @@ export function startCandleRecording(services: Services, options: { now?: () => 
     inFlight = queued;
     queued = [];
     try {
-      await writeCandles(db, inFlight);
+      await writeCandles(db, await completeCandles(db, inFlight));
       inFlight = [];
     } catch (error) {
-      // Kept, ahead of anything queued meanwhile, for the next flush.
+      // Kept (as built, completed again on the next try), ahead of anything queued meanwhile, for the next flush.
       queued = [...inFlight, ...queued];
       inFlight = [];
-      if (Date.now() - lastWarning >= WARN_EVERY_MS) {
-        lastWarning = Date.now();
-        logger.warn('writing candles failed; kept for the next recording', { queued: queued.length, dropped, error: String((error as Error)?.message ?? error) });
-      }
+      warn('writing candles failed; kept for the next recording', error);
     }
   };
 
   const flush = () => (chain = chain.then(writeQueued));
+
+  // The current hour's and day's 1-minute candles, read once at start (before any write: first on the queue).
+  const seed = async () => {
+    const at = now();
+    const until = alignStart(at, '1m');
+    const starts = { '1h': alignStart(at, '1h'), '1d': alignStart(at, '1d') } as const;
+    try {
+      const minutes = await minuteSpansBetween(db, { from: starts['1d'], until });
+      for (const [eventId, spans] of minutes) {
+        for (const interval of ['1h', '1d'] as const) {
+          const span = combineSpans(spans.filter((m) => m.start >= starts[interval]));
+          if (span) seeds.set(seedKey(eventId, interval), { start: starts[interval], until, span });
+        }
+      }
+    } catch (error) {
+      // Only the current candles shown meanwhile are partial: a candle is completed again when written.
+      warn('reading the current hour\'s and day\'s 1-minute candles failed', error);
+    }
+  };
+  chain = chain.then(seed);
+  /** A current or unwritten 1h/1d candle with the start's seed in front, when the seed covers what it lacks. */
+  const seeded = (c: Candle): Candle => {
+    const s = seeds.get(seedKey(c.eventId, c.interval));
+    return s && s.start === c.start && earlierUntil(c) >= s.until ? withEarlier(s.span, c) : c;
+  };
 
   const onRecording = (recording: Recording) => {
     const at = recording.takenAt.getTime();
@@ -134,8 +207,11 @@ export function startCandleRecording(services: Services, options: { now?: () => 
   const same = (eventId: string, interval: CandleInterval) => (c: Candle) => c.eventId === eventId && c.interval === interval;
   const handle: CandleRecording = {
     now,
-    current: (eventId, interval) => builder.currentOf(eventId, interval),
-    unwritten: (eventId, interval) => [...inFlight, ...queued].filter(same(eventId, interval)),
+    current: (eventId, interval) => {
+      const c = builder.currentOf(eventId, interval);
+      return c && seeded(c);
+    },
+    unwritten: (eventId, interval) => [...inFlight, ...queued].filter(same(eventId, interval)).map(seeded),
     closeCandles: async (at = now()) => {
       enqueue(builder.finishBefore(at));
       await flush();

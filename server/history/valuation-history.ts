@@ -41,7 +41,8 @@ export async function valuationHistory(services: Services, q: ValuationHistoryQu
   const now = historyNow(services);
   const step = INTERVAL_MS[q.interval];
   const to = q.to?.getTime() ?? now;
-  const from = q.from?.getTime() ?? to - q.limit * step;
+  // The default range starts no earlier than 1970-01-01T00:00Z (the earliest date a parameter may name).
+  const from = q.from?.getTime() ?? Math.max(0, to - q.limit * step);
   if (from > to) throw new ApiError('BAD_REQUEST', 'from: must not be after to');
   const fromStart = alignStart(from, q.interval);
   const inRange = (c: Candle) => c.start >= fromStart && c.start <= to;

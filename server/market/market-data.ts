@@ -14,8 +14,16 @@ export interface MarketSnapshot {
 }
 
 export class MarketData {
-  private current?: { snapshot: MarketSnapshot; expiresAt: number };
+  /** `seq`: the number of the refresh that took it (see `started`). */
+  private current?: { snapshot: MarketSnapshot; expiresAt: number; seq: number };
   private refreshing?: Promise<MarketSnapshot>;
+  /** The number of the refresh in flight (`refreshing`). */
+  private refreshingSeq = 0;
+  /**
+   * Refreshes started so far: each refresh is numbered when it starts, before it asks anything, so
+   * "started after this call" is exact (no clock involved: two calls in the same millisecond differ).
+   */
+  private started = 0;
 
   constructor(
     private db: Db,
@@ -27,24 +35,35 @@ export class MarketData {
   async snapshot(): Promise<MarketSnapshot> {
     const fresh = this.fresh();
     if (fresh) return fresh;
-    this.refreshing ??= this.refresh().finally(() => (this.refreshing = undefined));
-    return this.refreshing;
+    return this.refreshing ?? this.startRefresh();
   }
 
   /**
-   * A snapshot taken no earlier than this call (the recorder's: every recording is a new look at the
-   * books), shared with the requests that need one meanwhile.
+   * A snapshot whose refresh started after this call began (the recorder's: every recording is a new
+   * look at the books, even two calls within one millisecond), shared with the requests that need one
+   * meanwhile. A refresh already in flight started before the call, so it is waited for (one round trip
+   * at a time) and then a new one is started — unless someone else started one meanwhile, which is
+   * joined. `fetchedAt` still says when the venue answered (the time shown to clients); the comparison
+   * is on the refreshes' start order.
    */
   async refreshed(): Promise<MarketSnapshot> {
-    const requestedAt = this.now();
-    const current = this.fresh();
-    if (current && current.fetchedAt.getTime() >= requestedAt) return current;
-    if (this.refreshing) {
-      const pending = await this.refreshing;
-      if (pending.fetchedAt.getTime() >= requestedAt) return pending;
+    const asked = this.started;
+    while (this.refreshing) {
+      if (this.refreshingSeq > asked) return this.refreshing;
+      await this.refreshing.catch(() => undefined);
     }
-    this.refreshing ??= this.refresh().finally(() => (this.refreshing = undefined));
-    return this.refreshing;
+    if (this.current && this.current.seq > asked) return this.current.snapshot;
+    return this.startRefresh();
+  }
+
+  private startRefresh(): Promise<MarketSnapshot> {
+    const seq = ++this.started;
+    this.refreshingSeq = seq;
+    const refreshing = this.refresh(seq).finally(() => {
+      if (this.refreshing === refreshing) this.refreshing = undefined;
+    });
+    this.refreshing = refreshing;
+    return refreshing;
   }
 
   /** The current snapshot if it has not expired (synchronously: the cheapest answers need no promise). */
@@ -52,11 +71,11 @@ export class MarketData {
     return this.current && this.now() < this.current.expiresAt ? this.current.snapshot : undefined;
   }
 
-  private async refresh(): Promise<MarketSnapshot> {
+  private async refresh(seq: number): Promise<MarketSnapshot> {
     const events = await listEvents(this.db);
     const books = await this.venue.getOrderBooks(events.flatMap((e) => e.bands.map((b) => b.id)));
     const snapshot = { events, books, fetchedAt: new Date(this.now()) };
-    this.current = { snapshot, expiresAt: this.now() + this.ttlMs };
+    this.current = { snapshot, expiresAt: this.now() + this.ttlMs, seq };
     return snapshot;
   }
 }

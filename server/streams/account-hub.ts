@@ -7,35 +7,72 @@
  *
  * The outbox ordering trap: `seq` is assigned when a row is inserted, but transactions commit in
  * any order, so reading `seq > last` can pass over a row that commits later with a lower seq. The
- * tailer therefore remembers every seq it skipped below its high-water mark as *pending* and keeps
- * asking for those too (`seq > hwm or seq = any(pending)`), delivering a late row when it appears.
- * A seq still missing after GAP_GRACE_MS (and a few polls) is given up: its transaction rolled back,
- * or the insert hit `on conflict do nothing` — identities are consumed either way.
+ * tailer therefore remembers every seq it skipped below its high-water mark as a *hole* (ranges: a
+ * jump of a million seqs is one entry) and keeps asking for those too (`seq > hwm or seq in holes`),
+ * delivering a late row when it appears. When may a hole be given up (its transaction rolled back,
+ * or the insert hit `on conflict do nothing`: identities are consumed either way)?
+ *
+ *  - PostgreSQL: once no transaction that could still insert it is running. The transaction holding
+ *    a missing seq took it before the read that found the hole (seqs are handed out in order, and a
+ *    higher one had committed), so it started before that read's `clock_timestamp()`. After
+ *    GAP_GRACE_MS, a check of pg_stat_activity (checkHoles) finds the oldest open transaction that
+ *    could insert a row — one holding a transaction id, or one still in the statement that may be
+ *    inserting (the id is assigned just after the identity is drawn) — and a hole found missing
+ *    before that one started is *cleared*: the next read, which begins after the check, sees its row
+ *    if it committed; if it does not, nothing can ever insert it and it is given up. Sessions the
+ *    role cannot see, and prepared transactions, count as transactions that could (nothing is
+ *    cleared while they exist). As a last resort a hole still missing after GAP_MAX_WAIT_MS is given
+ *    up anyway, with a warning: if its transaction commits later, live streams skip its row
+ *    (webhooks still deliver it). docs/streams.md says so.
+ *    (Why not compare transaction ids, `xmin` against the snapshot's xmin: a transaction gets its
+ *    id only when it first writes, which for an emit that is its first write happens after the
+ *    identity was drawn; a snapshot taken in between knows nothing of it.) This relies on the
+ *    identity handing seqs out in order (CACHE 1, as the migration creates it) and on rows taking
+ *    their seq from it when inserted (never `overriding system value` with a seq drawn earlier).
+ *  - PGlite: one connection, and a transaction holds it to the end (PGlite's transaction mutex), so
+ *    no transaction is ever open while the tailer reads: a hole it sees can never fill. It is given up
+ *    after GAP_GRACE_MS (and a few reads), as on PostgreSQL when nothing runs.
  *
  * Ids (ids.ts) carry that state: "every row ≤ hwm except the pending ones". A resume reads the
  * client's rows above its hwm or among its pending seqs, up to what this instance's tailer has
- * processed; the tailer delivers the rest live. Nothing is skipped and, where the pending list fits
+ * processed; the tailer delivers the rest live. Nothing is skipped and, where the pending seqs fit
  * in the id (MAX_LISTED), nothing is sent twice.
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { resultRows } from '../../db/prepared.ts';
 import type { AccountEventType } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../lib/logger.ts';
-import { accountId as cursorId, type AccountCursor } from './ids.ts';
+import { accountId as cursorId, inRanges, MAX_LISTED, rangesBelow, unionRanges, type AccountCursor, type SeqRange } from './ids.ts';
+import { shuttingDown } from './refusals.ts';
 import { StreamMessage, type Sink } from './sinks.ts';
 
 /** How often the tailer reads the outbox. */
 export const ACCOUNT_POLL_MS = 500;
-/** How long a skipped seq is waited for before it is given up. */
-export const GAP_GRACE_MS = 30_000;
+/**
+ * How long a skipped seq is waited for before anything is decided about it: on PostgreSQL, before
+ * the tailer asks whether a transaction that could still insert it is running; on PGlite, before it
+ * is given up.
+ */
+export const GAP_GRACE_MS = 5_000;
+/**
+ * PostgreSQL: the longest a skipped seq is waited for while a transaction that could still insert it
+ * is running (or while sessions the role cannot see exist); then it is given up with a warning.
+ */
+export const GAP_MAX_WAIT_MS = 10 * 60_000;
+/** Slack on the database clock between the read that found a hole and pg_stat_activity's start times. */
+const CLOCK_MARGIN_MS = 1_000;
 /** Rows per tail read (the tailer reads again at once when a read was full). */
 const TAIL_BATCH = 500;
 /** Rows per catch-up page. */
 const CATCH_UP_PAGE = 500;
-/** A jump in seq wider than this is not tracked seq by seq (a sequence reset, not in-flight transactions). */
-const MAX_GAP = 10_000;
+/** Ranges of holes up to this size are asked for seq by seq (`= any(…)`), wider ones as a range. */
+const LISTED_SPAN = 64;
+/** Rows a starting tailer looks at for holes (newest first). */
+const INIT_SCAN_ROWS = 10_000;
+/** At most one warning per this period about sessions the tailer cannot see. */
+const UNSEEN_WARNING_MS = 10 * 60_000;
 /** Live messages held for one subscriber while its catch-up is sent. */
 const MAX_HELD = 10_000;
 /** The tailer stops polling after this long without subscribers (and starts afresh on the next). */
@@ -101,6 +138,56 @@ const dataOf = (row: Row): AccountEventMessageData => ({
 export interface AccountTiming {
   pollMs: number;
   gapGraceMs: number;
+  gapMaxWaitMs: number;
+  /** On PGlite no transaction is open while the tailer reads (see above). */
+  engine: 'postgres' | 'pglite';
+}
+
+/** Seqs the tailer has not seen committed below its high-water mark. */
+interface Hole {
+  lo: number;
+  hi: number;
+  /** When this process found them missing (its clock). */
+  since: number;
+  /** The database's clock (epoch ms) at the read that found them missing. */
+  noticedAt: number;
+  /** Successful reads since. */
+  polls: number;
+  /** A check found no transaction that could still insert them: the next read settles them. */
+  cleared: boolean;
+}
+
+/** What the tailer did with holes (tests and diagnostics). */
+export interface HoleStats {
+  /** pg_stat_activity checks run. */
+  checks: number;
+  /** Times a hole due for a decision was kept because a transaction that could fill it was running (or unseen). */
+  kept: number;
+  /** Seqs given up because nothing could insert them any more (PostgreSQL), or after the grace (PGlite). */
+  givenUp: number;
+  /** Seqs given up after GAP_MAX_WAIT_MS while a transaction that could still insert them may be running. */
+  givenUpUnsafely: number;
+}
+
+/**
+ * Sessions that never insert rows (their transactions can be long: vacuuming a big table, logical
+ * decoding); a parallel worker's leader is counted instead. Every other kind counts, custom
+ * background workers included.
+ */
+const NEVER_INSERTING = ['autovacuum worker', 'walsender', 'parallel worker'];
+
+/** The database's clock, epoch ms (clock_timestamp(): after the statement's snapshot was taken). */
+const DB_NOW_MS = sql`(extract(epoch from clock_timestamp()) * 1000)::float8`;
+
+/** `seq` is in the ranges (SQL): short ones listed in one array, wide ones as ranges. */
+function seqIn(ranges: readonly SeqRange[]): SQL {
+  const listed: number[] = [];
+  const wide: SQL[] = [];
+  for (const [lo, hi] of ranges) {
+    if (hi - lo < LISTED_SPAN) for (let seq = lo; seq <= hi; seq++) listed.push(seq);
+    else wide.push(sql`(seq >= ${lo} and seq <= ${hi})`);
+  }
+  return sql`(${sql.join([sql`seq = any(${sql.param(listed)}::bigint[])`, ...wide], sql` or `)})`;
 }
 
 /** One open account stream. */
@@ -119,7 +206,8 @@ export class AccountSubscriber {
   ) {
     if (resume) {
       this.resumedHwm = resume.hwm;
-      this.resumedPending = new Set(resume.pending);
+      // A client's id lists at most MAX_LISTED seqs (ids.ts), so this stays small.
+      for (const [lo, hi] of resume.pending) for (let seq = lo; seq <= hi && this.resumedPending.size < MAX_LISTED; seq++) this.resumedPending.add(seq);
     }
   }
 
@@ -132,8 +220,8 @@ export class AccountSubscriber {
   /** The cursor after `state`: the tailer's, unless the client resumed from further ahead than this tailer has read. */
   cursor(state: AccountCursor): AccountCursor {
     if (this.resumedHwm <= state.hwm) return state;
-    const pending = [...state.pending, ...[...this.resumedPending].filter((p) => p > state.hwm)].sort((a, b) => a - b);
-    return { hwm: this.resumedHwm, pending };
+    const beyond = [...this.resumedPending].filter((p) => p > state.hwm).sort((a, b) => a - b);
+    return { hwm: this.resumedHwm, pending: [...state.pending, ...beyond.map((p): SeqRange => [p, p])] };
   }
 
   deliver(message: StreamMessage) {
@@ -145,8 +233,8 @@ export class AccountSubscriber {
 
 export class AccountHub {
   private hwm = 0;
-  /** seq → when it was first found missing, and in how many successful reads since. */
-  private pending = new Map<number, { since: number; polls: number }>();
+  /** Ascending, disjoint. */
+  private holes: Hole[] = [];
   private version = 0;
   private cached?: { version: number; cursor: AccountCursor; id: string };
   private subscribers = new Map<string, Set<AccountSubscriber>>();
@@ -154,8 +242,12 @@ export class AccountHub {
   private started?: Promise<void>;
   private timer?: ReturnType<typeof setTimeout>;
   private idleSince = 0;
-  private stopped = false;
+  /** Stopped for good (shutdown): nothing starts it again. */
+  private closed = false;
   private lastWarning = 0;
+  private lastUnseenWarning = 0;
+  private lastCheckWarning = 0;
+  readonly holeStats: HoleStats = { checks: 0, kept: 0, givenUp: 0, givenUpUnsafely: 0 };
 
   constructor(
     private readonly db: Db,
@@ -166,15 +258,15 @@ export class AccountHub {
   /** The tailer's state: every row ≤ hwm has been delivered, except the pending ones. */
   state(): { cursor: AccountCursor; id: string } {
     if (this.cached?.version !== this.version) {
-      const cursor = { hwm: this.hwm, pending: [...this.pending.keys()].sort((a, b) => a - b) };
+      const cursor: AccountCursor = { hwm: this.hwm, pending: this.holes.map((h): SeqRange => [h.lo, h.hi]) };
       this.cached = { version: this.version, cursor, id: cursorId(cursor) };
     }
     return this.cached;
   }
 
-  /** Starts the tailer (once): the high-water mark is the newest row, and recent holes are pending. */
+  /** Starts the tailer (once): the high-water mark is the newest row, and recent holes are pending. 503 once stopped. */
   ensureStarted(): Promise<void> {
-    this.stopped = false;
+    if (this.closed) return Promise.reject(shuttingDown());
     this.started ??= this.initialise().then(
       () => this.schedule(0),
       (error) => {
@@ -224,7 +316,7 @@ export class AccountHub {
     const { cursor: at } = this.state();
     const probe = new AccountSubscriber(accountId, userId, { send() {}, flush() {}, ping() {}, close() {}, onClose() {}, drained: async () => {}, closed: false, backedUp: false }, resume);
     if (!resume) return { events: [], lastEventId: cursorId(at) };
-    const rows = await this.catchUpRows(probe, resume, at, resume.pending.length ? Math.min(...resume.pending) - 1 : resume.hwm, limit);
+    const rows = await this.catchUpRows(probe, resume, at, resume.pending.length ? resume.pending[0]![0] - 1 : resume.hwm, limit);
     const events = rows.map(dataOf);
     const last = rows.at(-1);
     const cursor = rows.length === limit && last ? this.catchUpCursor(resume, at, last.seq) : probe.cursor(at);
@@ -235,8 +327,9 @@ export class AccountHub {
     return this.count;
   }
 
+  /** Stops for good (shutdown): later opens are refused (503), the tailer never restarts. */
   stop() {
-    this.stopped = true;
+    this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.started = undefined;
@@ -245,30 +338,33 @@ export class AccountHub {
   // --- the tailer ---------------------------------------------------------------------------------
 
   private async initialise() {
-    // The newest rows, newest first: the high-water mark, and the holes among rows recent enough
-    // that their transaction may still be open (older holes are given up already).
+    // The high-water mark is the newest row. Holes among the newest rows may still fill: on
+    // PostgreSQL those below a row younger than GAP_MAX_WAIT_MS (older ones were given up by whoever
+    // tailed then), on PGlite below a row younger than the grace. Gaps come back as ranges (a wide
+    // jump is one row here, never a loop over its seqs), in one statement: one snapshot.
+    const window = this.timing.engine === 'postgres' ? this.timing.gapMaxWaitMs : this.timing.gapGraceMs;
+    const since = new Date(Date.now() - window).toISOString();
     const rows = await this.db
-      .execute(sql`select seq, created_at from account_events order by seq desc limit 1000`)
-      .then(resultRows<{ seq: string | number; created_at: Date | string }>);
-    this.hwm = rows.length ? Number(rows[0]!.seq) : 0;
-    this.pending.clear();
-    const recent = Date.now() - this.timing.gapGraceMs;
-    const seen = new Set<number>();
-    let floor = rows.length ? Number(rows.at(-1)!.seq) : 0;
-    for (const r of rows) {
-      const seq = Number(r.seq);
-      seen.add(seq);
-      if (new Date(r.created_at).getTime() < recent) {
-        floor = seq;
-        break;
-      }
-    }
-    for (let seq = floor + 1; seq < this.hwm; seq++) if (!seen.has(seq)) this.pending.set(seq, { since: Date.now(), polls: 0 });
+      .execute(sql`
+        with recent as materialized (select seq, created_at from account_events order by seq desc limit ${INIT_SCAN_ROWS})
+        select true as top, max(seq) as lo, null::bigint as hi, ${DB_NOW_MS} as now_ms from recent
+        union all
+        select false, lo, hi, ${DB_NOW_MS} from (
+          select lag(seq) over (order by seq) + 1 as lo, seq - 1 as hi, created_at from recent) gaps
+         where hi >= lo and created_at >= ${since}::timestamptz`)
+      .then(resultRows<{ top: boolean; lo: string | number | null; hi: string | number | null; now_ms: string | number }>);
+    const now = Date.now();
+    const top = rows.find((r) => r.top);
+    this.hwm = top?.lo == null ? 0 : Number(top.lo);
+    this.holes = rows
+      .filter((r) => !r.top)
+      .map((r): Hole => ({ lo: Number(r.lo), hi: Number(r.hi), since: now, noticedAt: Number(r.now_ms), polls: 0, cleared: false }))
+      .sort((x, y) => x.lo - y.lo);
     this.version++;
   }
 
   private schedule(delayMs: number) {
-    if (this.stopped) return;
+    if (this.closed) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.poll(), delayMs);
     this.timer.unref?.();
@@ -276,7 +372,7 @@ export class AccountHub {
 
   private async poll() {
     this.timer = undefined;
-    if (this.stopped) return;
+    if (this.closed) return;
     if (this.count === 0 && Date.now() - this.idleSince > IDLE_STOP_MS) {
       // Nobody listens: stop reading; the next subscriber starts afresh.
       this.started = undefined;
@@ -284,15 +380,24 @@ export class AccountHub {
     }
     let full = false;
     try {
-      const pending = [...this.pending.keys()];
+      // The check first: what it clears is settled by this read, which begins after it. A check that
+      // fails clears nothing (its holes wait, at worst GAP_MAX_WAIT_MS) and never holds up the read.
+      if (this.timing.engine === 'postgres') {
+        await this.checkHoles().catch((error) => {
+          if (Date.now() - this.lastCheckWarning > 60_000) {
+            this.lastCheckWarning = Date.now();
+            this.logger.warn('account stream: the check for transactions that may fill missing outbox seqs failed; they wait longer', { error: String((error as Error)?.message ?? error) });
+          }
+        });
+      }
       const rows = await this.db
         .execute(sql`
-          select seq, id, account_id, user_id, type, data, created_at from account_events
-           where seq > ${this.hwm} or seq = any(${sql.param(pending)}::bigint[])
+          select seq, id, account_id, user_id, type, data, created_at, ${DB_NOW_MS} as now_ms from account_events
+           where seq > ${this.hwm}${this.holes.length ? sql` or ${seqIn(this.holes.map((h): SeqRange => [h.lo, h.hi]))}` : sql``}
            order by seq limit ${TAIL_BATCH}`)
-        .then(resultRows<RawRow>);
+        .then(resultRows<RawRow & { now_ms: string | number }>);
       full = rows.length === TAIL_BATCH;
-      this.process(rows.map(toRow));
+      this.process(rows.map(toRow), rows.length ? Number(rows[0]!.now_ms) : 0, full);
     } catch (error) {
       if (Date.now() - this.lastWarning > 10_000) {
         this.lastWarning = Date.now();
@@ -302,15 +407,65 @@ export class AccountHub {
     this.schedule(full ? 0 : this.timing.pollMs);
   }
 
+  /**
+   * PostgreSQL: clears the holes found missing before the oldest open transaction that could still
+   * insert a row started (with CLOCK_MARGIN_MS of slack). Asked only about holes older than the grace.
+   */
+  private async checkHoles() {
+    const now = Date.now();
+    const due = this.holes.filter((h) => !h.cleared && now - h.since >= this.timing.gapGraceMs);
+    if (due.length === 0) return;
+    // A session could still insert a row if it is in a transaction that holds a transaction id, or
+    // (no id yet) is running a statement that may be drawing one right now; such a session holds
+    // seqs drawn since, respectively, its transaction's or its statement's start. A transaction
+    // that is idle without an id, or failed, can insert nothing. Sessions whose details the role may
+    // not see (backend_type is hidden with them) and prepared transactions are unknowns.
+    const rows = await this.db
+      .execute(sql`
+        select
+          (select (extract(epoch from min(case when a.backend_xid is not null then a.xact_start else a.query_start end)) * 1000)::float8
+             from pg_stat_activity a
+            where a.datname = current_database() and a.pid <> pg_backend_pid()
+              and a.backend_type not in (${sql.join(NEVER_INSERTING.map((t) => sql`${t}`), sql`, `)})
+              and a.xact_start is not null
+              and a.state is distinct from 'idle in transaction (aborted)'
+              and (a.backend_xid is not null or a.state is distinct from 'idle in transaction')) as oldest_ms,
+          (select count(*) from pg_stat_activity a
+            where a.datname = current_database() and a.pid <> pg_backend_pid()
+              and (a.backend_type is null or (a.state = 'disabled' and a.backend_type not in (${sql.join(NEVER_INSERTING.map((t) => sql`${t}`), sql`, `)})))) as unseen,
+          (select count(*) from pg_prepared_xacts p where p.database = current_database()) as prepared`)
+      .then(resultRows<{ oldest_ms: string | number | null; unseen: string | number; prepared: string | number }>);
+    this.holeStats.checks++;
+    const row = rows[0];
+    const unseen = Number(row?.unseen ?? 0);
+    const prepared = Number(row?.prepared ?? 0);
+    if (unseen > 0 || prepared > 0) {
+      this.holeStats.kept += due.length;
+      if (now - this.lastUnseenWarning > UNSEEN_WARNING_MS) {
+        this.lastUnseenWarning = now;
+        this.logger.warn(
+          'account stream: missing outbox seqs cannot be settled while sessions of this database are hidden from this role (grant it pg_read_all_stats) or transactions are prepared; they are waited for up to GAP_MAX_WAIT_MS',
+          { hiddenSessions: unseen, preparedTransactions: prepared },
+        );
+      }
+      return;
+    }
+    const oldest = row?.oldest_ms == null ? Infinity : Number(row.oldest_ms);
+    for (const hole of due) {
+      if (hole.noticedAt + CLOCK_MARGIN_MS < oldest) hole.cleared = true;
+      else this.holeStats.kept++;
+    }
+  }
+
   /** One read's rows, in seq order: state first, then each row to its subscribers (one flush each). */
-  private process(rows: Row[]) {
+  private process(rows: Row[], readAt: number, full: boolean) {
     const now = Date.now();
     const touched = new Set<Sink>();
     for (const row of rows) {
-      if (this.pending.delete(row.seq)) {
+      if (this.fill(row.seq)) {
         // A late commit: delivered now.
       } else if (row.seq > this.hwm) {
-        if (row.seq - this.hwm <= MAX_GAP) for (let seq = this.hwm + 1; seq < row.seq; seq++) this.pending.set(seq, { since: now, polls: 0 });
+        if (row.seq > this.hwm + 1) this.holes.push({ lo: this.hwm + 1, hi: row.seq - 1, since: now, noticedAt: readAt, polls: 0, cleared: false });
         this.hwm = row.seq;
       } else {
         continue;
@@ -318,16 +473,68 @@ export class AccountHub {
       this.version++;
       this.dispatch(row, touched);
     }
-    // Holes waited for long enough are given up (counted in successful reads, so an outage of ours never expires them).
-    const minPolls = Math.max(2, Math.ceil(this.timing.gapGraceMs / this.timing.pollMs));
-    for (const [seq, hole] of this.pending) {
-      hole.polls++;
-      if (now - hole.since >= this.timing.gapGraceMs && hole.polls >= minPolls) {
-        this.pending.delete(seq);
-        this.version++;
+    // A full read covered the holes up to its last row only (the next read comes at once).
+    this.settleHoles(now, full ? rows.at(-1)!.seq : Infinity);
+    for (const sink of touched) sink.flush();
+  }
+
+  /** Takes `seq` out of the holes; whether it was one. */
+  private fill(seq: number): boolean {
+    let low = 0;
+    let high = this.holes.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const hole = this.holes[mid]!;
+      if (seq < hole.lo) high = mid - 1;
+      else if (seq > hole.hi) low = mid + 1;
+      else {
+        if (hole.lo === hole.hi) this.holes.splice(mid, 1);
+        else if (seq === hole.lo) hole.lo++;
+        else if (seq === hole.hi) hole.hi--;
+        else {
+          // Inside: split in two, both keeping what is known about the hole.
+          this.holes.splice(mid + 1, 0, { ...hole, lo: seq + 1 });
+          hole.hi = seq - 1;
+        }
+        return true;
       }
     }
-    for (const sink of touched) sink.flush();
+    return false;
+  }
+
+  /**
+   * After a successful read: gives up the holes it settled. Waits are counted in successful reads
+   * too, so an outage of ours never expires a hole on time alone.
+   */
+  private settleHoles(now: number, coveredTo: number) {
+    const { engine, gapGraceMs, gapMaxWaitMs, pollMs } = this.timing;
+    const graceReads = Math.max(2, Math.ceil(gapGraceMs / pollMs));
+    const maxWaitReads = Math.max(2, Math.ceil(gapMaxWaitMs / pollMs));
+    const kept: Hole[] = [];
+    for (const hole of this.holes) {
+      if (hole.hi >= coveredTo) {
+        kept.push(hole);
+        continue;
+      }
+      hole.polls++;
+      const waited = now - hole.since;
+      const count = hole.hi - hole.lo + 1;
+      if (engine === 'pglite' ? waited >= gapGraceMs && hole.polls >= graceReads : hole.cleared) {
+        this.holeStats.givenUp += count;
+        this.logger.debug('account stream: missing outbox seqs given up (nothing can insert them any more)', { fromSeq: hole.lo, toSeq: hole.hi });
+      } else if (engine === 'postgres' && waited >= gapMaxWaitMs && hole.polls >= maxWaitReads) {
+        this.holeStats.givenUpUnsafely += count;
+        this.logger.warn(
+          'account stream gave up missing outbox seqs while a transaction that may still insert them is open: if it commits, live streams skip these events (webhooks still deliver them)',
+          { fromSeq: hole.lo, toSeq: hole.hi, seqs: count, waitedMs: waited },
+        );
+      } else {
+        kept.push(hole);
+        continue;
+      }
+      this.version++;
+    }
+    this.holes = kept;
   }
 
   private dispatch(row: Row, touched: Set<Sink>) {
@@ -349,7 +556,7 @@ export class AccountHub {
 
   /** Sends the rows the client lacks (≤ the tailer's hwm at attach, not pending there), page by page. */
   private async sendCatchUp(subscriber: AccountSubscriber, resume: AccountCursor, at: AccountCursor) {
-    let after = resume.pending.length ? Math.min(resume.pending[0]!, resume.hwm + 1) - 1 : resume.hwm;
+    let after = resume.pending.length ? Math.min(resume.pending[0]![0], resume.hwm + 1) - 1 : resume.hwm;
     for (;;) {
       if (subscriber.sink.closed) return;
       const rows = await this.catchUpRows(subscriber, resume, at, after, CATCH_UP_PAGE);
@@ -373,8 +580,8 @@ export class AccountHub {
       .execute(sql`
         select seq, id, account_id, user_id, type, data, created_at from account_events
          where account_id = ${subscriber.accountId} and (user_id is null or user_id = ${subscriber.userId})
-           and seq > ${after} and seq <= ${at.hwm} and not (seq = any(${sql.param(at.pending)}::bigint[]))
-           and (seq > ${resume.hwm} or seq = any(${sql.param(resume.pending)}::bigint[]))
+           and seq > ${after} and seq <= ${at.hwm}${at.pending.length ? sql` and not ${seqIn(at.pending)}` : sql``}
+           and (seq > ${resume.hwm}${resume.pending.length ? sql` or ${seqIn(resume.pending)}` : sql``})
          order by seq limit ${limit}`)
       .then(resultRows<RawRow>);
     return rows.map(toRow);
@@ -387,10 +594,8 @@ export class AccountHub {
    */
   private catchUpCursor(resume: AccountCursor, at: AccountCursor, seq: number): AccountCursor {
     const hwm = Math.max(resume.hwm, seq);
-    const tailerPending = new Set(at.pending);
-    const pending = new Set<number>();
-    for (const p of resume.pending) if (p > seq || p > at.hwm || tailerPending.has(p)) pending.add(p);
-    for (const p of at.pending) if (p < hwm) pending.add(p);
-    return { hwm, pending: [...pending].filter((p) => p < hwm).sort((a, b) => a - b) };
+    const theirs: SeqRange[] = [];
+    for (const [lo, hi] of resume.pending) for (let p = lo; p <= hi; p++) if (p > seq || p > at.hwm || inRanges(at.pending, p)) theirs.push([p, p]);
+    return { hwm, pending: rangesBelow(unionRanges(at.pending, theirs), hwm) };
   }
 }

@@ -28,14 +28,30 @@ export interface HeldStream {
   requestId: string;
 }
 
-/** Starts charging; `refused` hears a 401/402 (the stream must end). Returns the stop function. */
-export function chargeWhileHeld(services: Services, stream: HeldStream, periodMs: number, refused: (error: ApiError) => void): () => void {
+/** A held stream's billing. */
+export interface HeldBilling {
+  /** No more charges (a charge under way still completes: chargeNow waits for it). */
+  stop(): void;
+  readonly stopped: boolean;
+  /**
+   * One billing period now, as if it had just elapsed (Streams.chargeHeldStreams: tests, which cannot
+   * wait for the clock): waits for a charge under way, then charges once unless stopped. Resolves
+   * when the charge is settled.
+   */
+  chargeNow(): Promise<void>;
+}
+
+/** Starts charging; `refused` hears a 401/402 (the stream must end). */
+export function chargeWhileHeld(services: Services, stream: HeldStream, periodMs: number, refused: (error: ApiError) => void): HeldBilling {
   const { config, database, refunds, logger } = services;
   let stopped = false;
-  let charging = false;
+  let charging: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
+    charging ??= charge().finally(() => (charging = undefined));
+    return charging;
+  };
   const charge = async () => {
-    if (stopped || charging) return;
-    charging = true;
     const usageId = newId('use');
     try {
       await admitBilledRequest(database.db, {
@@ -56,14 +72,22 @@ export function chargeWhileHeld(services: Services, stream: HeldStream, periodMs
         refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
         logger.warn('held stream minute not charged (database unavailable); the minute is free', { requestId: stream.requestId, error: String((error as Error)?.message ?? error) });
       }
-    } finally {
-      charging = false;
     }
   };
-  const timer = setInterval(() => void charge(), periodMs);
+  // A period that elapses while the previous charge is still under way is not charged twice.
+  const timer = setInterval(() => void (charging ?? start()), periodMs);
   timer.unref?.();
-  return () => {
-    stopped = true;
-    clearInterval(timer);
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+    get stopped() {
+      return stopped;
+    },
+    async chargeNow() {
+      await charging;
+      await start();
+    },
   };
 }

@@ -40,17 +40,82 @@ export function parseValuationId(text: string | null | undefined, param = 'lastE
 /** Rows pending below the high-water mark that an id lists one by one. */
 export const MAX_LISTED = 32;
 
-/** What an account-stream client has: every row ≤ hwm except `pending` (ascending, each < hwm). */
+/** Seqs `lo` to `hi`, both included. */
+export type SeqRange = readonly [lo: number, hi: number];
+
+/**
+ * What an account-stream client has: every row ≤ hwm except the `pending` ones (ranges, ascending,
+ * disjoint, each below hwm). Ranges, not a list: a wide jump in seq is one entry, not millions.
+ */
 export interface AccountCursor {
   hwm: number;
-  pending: number[];
+  pending: readonly SeqRange[];
+}
+
+/** How many seqs the ranges hold. */
+export function rangeCount(ranges: readonly SeqRange[]): number {
+  let n = 0;
+  for (const [lo, hi] of ranges) n += hi - lo + 1;
+  return n;
+}
+
+/** Whether `seq` is in the (ascending, disjoint) ranges. */
+export function inRanges(ranges: readonly SeqRange[], seq: number): boolean {
+  let low = 0;
+  let high = ranges.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const [lo, hi] = ranges[mid]!;
+    if (seq < lo) high = mid - 1;
+    else if (seq > hi) low = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
+/** Ascending, disjoint ranges covering every seq of `a` and of `b` (each ascending and disjoint). */
+export function unionRanges(a: readonly SeqRange[], b: readonly SeqRange[]): SeqRange[] {
+  if (b.length === 0) return [...a];
+  if (a.length === 0) return [...b];
+  const all = [...a, ...b].sort((x, y) => x[0] - y[0]);
+  const out: Array<[number, number]> = [];
+  for (const [lo, hi] of all) {
+    const last = out.at(-1);
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out;
+}
+
+/** The part of the ranges below `limit`. */
+export function rangesBelow(ranges: readonly SeqRange[], limit: number): SeqRange[] {
+  const out: SeqRange[] = [];
+  for (const [lo, hi] of ranges) {
+    if (lo >= limit) break;
+    out.push(hi < limit ? [lo, hi] : [lo, limit - 1]);
+  }
+  return out;
+}
+
+/** Single seqs (ascending, distinct) as ranges, adjacent ones joined. */
+export function rangesOf(seqs: readonly number[]): SeqRange[] {
+  const out: Array<[number, number]> = [];
+  for (const seq of seqs) {
+    const last = out.at(-1);
+    if (last && seq === last[1] + 1) last[1] = seq;
+    else out.push([seq, seq]);
+  }
+  return out;
 }
 
 export function accountId(cursor: AccountCursor): string {
   const { hwm, pending } = cursor;
-  if (pending.length === 0) return String(hwm);
-  if (pending.length > MAX_LISTED) return String(pending[0]! - 1);
-  return `${hwm}-${pending.map((p) => hwm - p).join('.')}`;
+  const count = rangeCount(pending);
+  if (count === 0) return String(hwm);
+  if (count > MAX_LISTED) return String(pending[0]![0] - 1);
+  const deltas: number[] = [];
+  for (const [lo, hi] of pending) for (let seq = lo; seq <= hi; seq++) deltas.push(hwm - seq);
+  return `${hwm}-${deltas.join('.')}`;
 }
 
 const ACCOUNT_ID = /^(\d{1,15})(?:-(\d{1,15}(?:\.\d{1,15}){0,31}))?$/;
@@ -64,5 +129,5 @@ export function parseAccountId(text: string | null | undefined, param = 'lastEve
     throw new ApiError('BAD_REQUEST', `${param}: not an id this stream sent (expected <seq> or <seq>-<d>.<d>…)`);
   }
   const pending = [...new Set(deltas.map((d) => hwm - d))].sort((a, b) => a - b);
-  return { hwm, pending };
+  return { hwm, pending: rangesOf(pending) };
 }

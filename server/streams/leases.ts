@@ -5,7 +5,9 @@
  * within LEASE_TTL_MS.
  *
  * Limits: an API key (or a signed-in session) holds at most STREAM_MAX_PER_KEY private streams; a
- * client address holds at most STREAM_MAX_PER_IP public streams. Taking a lease counts and inserts
+ * client address holds at most STREAM_MAX_PER_IP public streams, an IPv6 client counted by its /64
+ * (clientAddressKey: one host gets a whole /64, so counting single addresses would let it open
+ * unlimited streams by rotating through them). Taking a lease counts and inserts
  * under a transaction-scoped advisory lock on the key or address: the count statement runs after the
  * lock is held, so it sees every lease committed by whoever held it before, and two concurrent opens
  * can never both take the last slot.
@@ -16,6 +18,55 @@ import { resultRows } from '../../db/prepared.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
+import { shuttingDown } from './refusals.ts';
+
+/**
+ * The address a public stream is counted under: an IPv4 address as it is (an IPv4-mapped IPv6
+ * address as its IPv4 address); an IPv6 address as its /64 network, written `2001:db8:1:2::/64`
+ * (lowercase, no leading zeros); anything else (no address known) as it is.
+ */
+export function clientAddressKey(address: string): string {
+  let text = address.trim();
+  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  if (!text.includes(':')) return text;
+  const groups = ipv6Groups(text.split('%', 1)[0]!);
+  if (!groups) return text;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (with `::` and a dotted IPv4 tail), or undefined. */
+function ipv6Groups(text: string): number[] | undefined {
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const parse = (part: string): number[] | undefined => {
+    if (part === '') return [];
+    const out: number[] = [];
+    const pieces = part.split(':');
+    for (let i = 0; i < pieces.length; i++) {
+      const piece = pieces[i]!;
+      if (i === pieces.length - 1 && piece.includes('.')) {
+        const octets = piece.split('.');
+        if (octets.length !== 4 || !octets.every((o) => /^\d{1,3}$/.test(o) && Number(o) <= 255)) return undefined;
+        const [a, b, c, d] = octets.map(Number) as [number, number, number, number];
+        out.push((a << 8) | b, (c << 8) | d);
+      } else {
+        if (!/^[0-9a-fA-F]{1,4}$/.test(piece)) return undefined;
+        out.push(parseInt(piece, 16));
+      }
+    }
+    return out;
+  };
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  if (!head || !tail) return undefined;
+  if (halves.length === 1) return head.length === 8 ? head : undefined;
+  const missing = 8 - head.length - tail.length;
+  if (missing < 1) return undefined;
+  return [...head, ...Array<number>(missing).fill(0), ...tail];
+}
 
 export type LeaseScope =
   | { kind: 'market'; clientIp: string }
@@ -34,6 +85,8 @@ export class LeaseBook {
   private deleting = new Set<Promise<void>>();
   private timer?: ReturnType<typeof setInterval>;
   private renewals = 0;
+  /** releaseAll ran (shutdown): no lease is taken any more. */
+  private closed = false;
 
   constructor(
     private readonly db: Db,
@@ -41,8 +94,13 @@ export class LeaseBook {
     private readonly logger: Logger,
   ) {}
 
-  /** A lease for one more stream of `scope`, or 429 when `limit` are held already. Returns its id. */
+  /**
+   * A lease for one more stream of `scope`, or 429 when `limit` are held already (503 once shut
+   * down). Returns its id. A market scope's clientIp is counted as clientAddressKey says.
+   */
   async acquire(scope: LeaseScope, limit: number): Promise<string> {
+    if (this.closed) throw shuttingDown();
+    if (scope.kind === 'market') scope = { kind: 'market', clientIp: clientAddressKey(scope.clientIp) };
     const id = newId('strm');
     const ttlSeconds = this.timing.ttlMs / 1000;
     const lockName = scope.kind === 'market' ? `stream-ip:${scope.clientIp}` : `stream-key:${scope.keyHash}`;
@@ -65,7 +123,7 @@ export class LeaseBook {
       throw new ApiError(
         'RATE_LIMITED',
         scope.kind === 'market'
-          ? `At most ${limit} public streams may be open from one client address; close one first`
+          ? `At most ${limit} public streams may be open from one client address (an IPv6 client counts by its /64); close one first`
           : `At most ${limit} account streams may be open per API key (or session); close one first`,
       );
     }
@@ -74,9 +132,9 @@ export class LeaseBook {
     return id;
   }
 
-  /** The stream ended: its lease is deleted (if that fails, it expires on its own). */
-  release(id: string) {
-    if (!this.live.delete(id)) return;
+  /** The stream ended: its lease is deleted (if that fails, it expires on its own). Resolves once deleted. */
+  release(id: string): Promise<void> {
+    if (!this.live.delete(id)) return Promise.resolve();
     const deleting = this.db
       .execute(sql`delete from stream_leases where id = ${id}`)
       .then(
@@ -86,6 +144,7 @@ export class LeaseBook {
       .finally(() => this.deleting.delete(deleting));
     this.deleting.add(deleting);
     if (this.live.size === 0) this.stopTimer();
+    return deleting;
   }
 
   get held(): number {
@@ -105,8 +164,9 @@ export class LeaseBook {
     }
   }
 
-  /** Deletes every live lease (shutdown). */
+  /** Deletes every live lease, and takes none any more (shutdown). */
   async releaseAll(): Promise<void> {
+    this.closed = true;
     this.stopTimer();
     const ids = [...this.live];
     this.live.clear();

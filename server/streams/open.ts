@@ -8,7 +8,10 @@
  *  - the tRPC subscriptions (`streams.valuation`, `streams.account`): the same messages as
  *    `tracked(id, data)`.
  * Everything that can refuse (404, 400, 429 for the limits, 503) happens before a stream is handed
- * out, so REST answers it as a status in our error shape before any event.
+ * out, so REST answers it as a status in our error shape before any event. 503 with Retry-After
+ * also answers every form once the instance shuts down (stopStreams) — checked on entry and again
+ * after the last wait (the lease), so a stream can never open on streams being stopped — and a
+ * public open past the instance's MAX_PUBLIC_STREAMS.
  */
 import type { KeyPrincipal } from '../accounts/api-keys.ts';
 import { hashApiKey } from '../accounts/api-keys.ts';
@@ -18,7 +21,8 @@ import type { RequestContext } from '../trpc/context.ts';
 import { AccountSubscriber, type AccountEventMessageData } from './account-hub.ts';
 import { chargeWhileHeld } from './held-billing.ts';
 import { parseAccountId, parseValuationId } from './ids.ts';
-import { streamsOf } from './registry.ts';
+import { INSTANCE_RETRY_AFTER_S, shuttingDown } from './refusals.ts';
+import { streamsOf, type Streams } from './registry.ts';
 import { QueueSink, SseSink, type Sink } from './sinks.ts';
 import type { EventValuation } from '../market/recorder.ts';
 
@@ -43,10 +47,37 @@ export function beginOpening(ctx: RequestContext): Opening {
 /** Rows per JSON answer of the account route. */
 export const ACCOUNT_PAGE_LIMIT = 500;
 
+/** The streams of this request's services, or 503 (with Retry-After) if they are shutting down. */
+function openStreams(ctx: RequestContext): Streams {
+  const streams = streamsOf(ctx.services);
+  instanceRefusal(ctx, () => streams.assertOpen());
+  return streams;
+}
+
+/** Runs `check`; a 503 it throws (this instance, not the caller) gets a Retry-After. */
+function instanceRefusal<T>(ctx: RequestContext, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof ApiError && error.apiCode === 'SERVICE_UNAVAILABLE') ctx.resHeaders['Retry-After'] = String(INSTANCE_RETRY_AFTER_S);
+    throw error;
+  }
+}
+
+/** After the lease (the open's last wait): if shutdown began meanwhile, the lease goes and the open is a 503. */
+async function stillOpen(ctx: RequestContext, streams: Streams, lease: string, uncount?: () => void): Promise<void> {
+  if (!streams.closing) return;
+  uncount?.();
+  await streams.leases.release(lease);
+  instanceRefusal(ctx, () => {
+    throw shuttingDown();
+  });
+}
+
 // --- valuation -----------------------------------------------------------------------------------
 
 export async function valuationCatchUp(ctx: RequestContext, input: { eventSlug: string[]; lastEventId?: string }) {
-  const streams = streamsOf(ctx.services);
+  const streams = openStreams(ctx);
   const recording = await streams.valuations.ready();
   const eventIds = streams.valuations.resolve(recording, input.eventSlug);
   parseValuationId(input.lastEventId);
@@ -63,7 +94,7 @@ export async function valuationCatchUp(ctx: RequestContext, input: { eventSlug: 
 }
 
 export async function valuationSubscription(ctx: RequestContext, input: { eventSlugs: string[]; lastEventId?: string | null }, signal: AbortSignal | undefined) {
-  const streams = streamsOf(ctx.services);
+  const streams = openStreams(ctx);
   const recording = await streams.valuations.ready();
   const eventIds = streams.valuations.resolve(recording, input.eventSlugs);
   parseValuationId(input.lastEventId);
@@ -72,10 +103,22 @@ export async function valuationSubscription(ctx: RequestContext, input: { eventS
 }
 
 async function openValuationSink<S extends Sink>(ctx: RequestContext, eventIds: string[], lastEventId: string | null | undefined, make: () => S): Promise<S> {
-  const streams = streamsOf(ctx.services);
-  const lease = await streams.leases.acquire({ kind: 'market', clientIp: ctx.clientIp() }, ctx.services.config.streams.maxPerIp).catch(limited(ctx));
+  const streams = openStreams(ctx);
+  // Counted on this instance first (synchronously: concurrent opens see each other), then per address.
+  const uncount = instanceRefusal(ctx, () => streams.reservePublic());
+  let lease: string;
+  try {
+    lease = await streams.leases.acquire({ kind: 'market', clientIp: ctx.clientIp() }, ctx.services.config.streams.maxPerIp).catch(limited(ctx));
+  } catch (error) {
+    uncount();
+    throw error;
+  }
+  await stillOpen(ctx, streams, lease, uncount);
   const sink = make();
-  sink.onClose(() => streams.leases.release(lease));
+  sink.onClose(() => {
+    uncount();
+    void streams.leases.release(lease);
+  });
   streams.track(sink);
   streams.valuations.attach(eventIds, sink, lastEventId);
   return sink;
@@ -89,7 +132,7 @@ interface AccountCaller {
 }
 
 export async function accountCatchUp(ctx: RequestContext & AccountCaller, input: { lastEventId?: string }): Promise<{ events: AccountEventMessageData[]; lastEventId: string }> {
-  const streams = streamsOf(ctx.services);
+  const streams = openStreams(ctx);
   const resume = parseAccountId(input.lastEventId);
   const opening = openings.get(ctx);
   if (!opening) return streams.accounts.page(ctx.user.accountId, ctx.user.userId, resume, ACCOUNT_PAGE_LIMIT);
@@ -99,7 +142,7 @@ export async function accountCatchUp(ctx: RequestContext & AccountCaller, input:
 }
 
 export async function accountSubscription(ctx: RequestContext & AccountCaller, input: { lastEventId?: string | null }, signal: AbortSignal | undefined, procedurePath: string) {
-  const streams = streamsOf(ctx.services);
+  const streams = openStreams(ctx);
   const resume = parseAccountId(input.lastEventId);
   const sink = await openAccountSink(ctx, resume, () => new QueueSink(streams.timing.maxQueuedMessages), { method: ctx.method, path: `/trpc/${procedurePath}` });
   return sink.messages(signal) as AsyncGenerator<{ id: string; data: AccountEventMessageData | { type: 'ready'; lastEventId: string } }>;
@@ -112,18 +155,21 @@ async function openAccountSink<S extends Sink>(
   usage: { method: string; path: string },
 ): Promise<S> {
   const { services } = ctx;
-  const streams = streamsOf(services);
+  const streams = openStreams(ctx);
   // The tailer first: a database that does not answer is a 503 before the stream opens.
-  await streams.accounts.ensureStarted();
+  await streams.accounts.ensureStarted().catch((error) => instanceRefusal(ctx, () => {
+    throw error;
+  }));
   const holder = holderOf(ctx);
   const lease = await streams.leases
     .acquire({ kind: 'account', keyHash: holder.leaseKey, accountId: ctx.user.accountId, clientIp: ctx.clientIp() }, services.config.streams.maxPerKey)
     .catch(limited(ctx));
+  await stillOpen(ctx, streams, lease);
   const sink = make();
-  sink.onClose(() => streams.leases.release(lease));
+  sink.onClose(() => void streams.leases.release(lease));
   if (holder.keyHash) {
-    const stop = chargeWhileHeld(services, { keyHash: holder.keyHash, ...usage, requestId: ctx.requestId }, streams.timing.billingPeriodMs, (error) => sink.close(error));
-    sink.onClose(stop);
+    const billing = chargeWhileHeld(services, { keyHash: holder.keyHash, ...usage, requestId: ctx.requestId }, streams.timing.billingPeriodMs, (error) => sink.close(error));
+    sink.onClose(streams.holdBilling(billing));
   }
   streams.track(sink);
   const subscriber = new AccountSubscriber(ctx.user.accountId, ctx.user.userId, sink, resume);
@@ -146,10 +192,12 @@ function holderOf(ctx: RequestContext & AccountCaller): { leaseKey: string; keyH
   return { leaseKey: `session:${hashApiKey(token)}` };
 }
 
-/** A refused lease is a 429 with Retry-After (a slot frees when a stream closes, or its lease expires). */
+/** A refused lease is a 429 with Retry-After (a slot frees when a stream closes, or its lease expires); a 503 gets one too. */
 function limited(ctx: RequestContext) {
   return (error: unknown): never => {
     if (error instanceof ApiError && error.apiCode === 'RATE_LIMITED') ctx.resHeaders['Retry-After'] = '5';
-    throw error;
+    return instanceRefusal(ctx, () => {
+      throw error;
+    });
   };
 }

@@ -5,12 +5,15 @@
  * Wiring (main.ts): `liftStreamIdleTimeout(request, server)` in the fetch handler, so Bun's idle
  * timeout (10 s by default) does not cut a quiet stream between heartbeats; `await stopStreams(services)`
  * at shutdown, before the server stops (it ends every stream, so clients reconnect elsewhere, and
- * deletes this instance's leases).
+ * deletes this instance's leases). From then on the streams of these services are *closing*: the
+ * requests still arriving until the server stops listening are refused with 503 (and Retry-After),
+ * never given a stream nobody would stop, and nothing is built or started again.
  */
 import type { Services } from '../services.ts';
-import { ACCOUNT_POLL_MS, AccountHub, GAP_GRACE_MS } from './account-hub.ts';
-import { BILLING_PERIOD_MS } from './held-billing.ts';
+import { ACCOUNT_POLL_MS, AccountHub, GAP_GRACE_MS, GAP_MAX_WAIT_MS } from './account-hub.ts';
+import { BILLING_PERIOD_MS, type HeldBilling } from './held-billing.ts';
 import { LeaseBook } from './leases.ts';
+import { instanceFull, shuttingDown } from './refusals.ts';
 import { SseSink, type Sink } from './sinks.ts';
 import { ApiError } from '../errors.ts';
 import { RESUME_MARGIN_MS, ValuationHub } from './valuation-hub.ts';
@@ -27,8 +30,12 @@ export interface StreamOptions {
   billingPeriodMs?: number;
   /** Outbox tail period (default 500 ms). */
   pollMs?: number;
-  /** How long a skipped outbox seq is waited for (default 30 s). */
+  /** How long a skipped outbox seq is waited for before it is asked about (PostgreSQL) or given up (PGlite) (default 5 s). */
   gapGraceMs?: number;
+  /** PostgreSQL: the longest a skipped seq is waited for while a transaction that could insert it runs (default 10 min). */
+  gapMaxWaitMs?: number;
+  /** Public (valuation) streams this instance holds at most, whatever their addresses (default MAX_PUBLIC_STREAMS). */
+  maxPublicStreams?: number;
   /** Lease lifetime without renewal, and renewal period (defaults 60 s, 20 s). */
   leaseTtlMs?: number;
   leaseRenewMs?: number;
@@ -44,6 +51,12 @@ export const MAX_QUEUED_BYTES = 256 * 1024;
 export const MAX_QUEUED_MESSAGES = 1_000;
 export const LEASE_TTL_MS = 60_000;
 export const LEASE_RENEW_MS = 20_000;
+/**
+ * Public streams one instance holds at most (REST and tRPC together). The per-address limit bounds
+ * one client; this bounds them all (each stream costs a socket and a subscriber). Beyond it an open
+ * is refused with 503 and Retry-After: another instance, or this one a little later, has room.
+ */
+export const MAX_PUBLIC_STREAMS = 50_000;
 
 export class Streams {
   readonly valuations: ValuationHub;
@@ -52,6 +65,12 @@ export class Streams {
   readonly timing: Required<StreamOptions>;
   private sinks = new Set<Sink>();
   private heartbeat?: ReturnType<typeof setInterval>;
+  /** stop() began: every open is refused (503) from now on. */
+  closing = false;
+  /** Public streams open or opening (counted before their lease is taken, so concurrent opens count). */
+  private publicStreams = 0;
+  /** Billing of the held account streams (and of closed ones whose last charge is still under way). */
+  private billings = new Set<HeldBilling>();
 
   constructor(readonly services: Services, options: StreamOptions = {}) {
     this.timing = {
@@ -59,6 +78,8 @@ export class Streams {
       billingPeriodMs: options.billingPeriodMs ?? BILLING_PERIOD_MS,
       pollMs: options.pollMs ?? ACCOUNT_POLL_MS,
       gapGraceMs: options.gapGraceMs ?? GAP_GRACE_MS,
+      gapMaxWaitMs: options.gapMaxWaitMs ?? GAP_MAX_WAIT_MS,
+      maxPublicStreams: options.maxPublicStreams ?? MAX_PUBLIC_STREAMS,
       leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
       leaseRenewMs: options.leaseRenewMs ?? LEASE_RENEW_MS,
       maxQueuedBytes: options.maxQueuedBytes ?? MAX_QUEUED_BYTES,
@@ -67,12 +88,62 @@ export class Streams {
     };
     const db = services.database.db;
     this.valuations = new ValuationHub(services.recorder, this.timing.resumeMarginMs);
-    this.accounts = new AccountHub(db, { pollMs: this.timing.pollMs, gapGraceMs: this.timing.gapGraceMs }, services.logger);
+    this.accounts = new AccountHub(
+      db,
+      { pollMs: this.timing.pollMs, gapGraceMs: this.timing.gapGraceMs, gapMaxWaitMs: this.timing.gapMaxWaitMs, engine: services.database.kind },
+      services.logger,
+    );
     this.leases = new LeaseBook(db, { ttlMs: this.timing.leaseTtlMs, renewMs: this.timing.leaseRenewMs }, services.logger);
   }
 
-  /** Tracks an open sink (heartbeats, shutdown) until it closes. */
+  /** 503 (shutting down) once stop() began. */
+  assertOpen(): void {
+    if (this.closing) throw shuttingDown();
+  }
+
+  /**
+   * Counts one more public stream, or 503 when the instance holds MAX_PUBLIC_STREAMS already.
+   * Returns the function that uncounts it (idempotent).
+   */
+  reservePublic(): () => void {
+    if (this.publicStreams >= this.timing.maxPublicStreams) throw instanceFull(this.timing.maxPublicStreams);
+    this.publicStreams++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.publicStreams--;
+    };
+  }
+
+  /** Public streams open (or opening) on this instance. */
+  get publicOpen(): number {
+    return this.publicStreams;
+  }
+
+  /** Keeps a held stream's billing (chargeHeldStreams) until it is stopped and its last charge settled. */
+  holdBilling(billing: HeldBilling): () => void {
+    this.billings.add(billing);
+    return () => {
+      billing.stop();
+      void billing.chargeNow().finally(() => this.billings.delete(billing));
+    };
+  }
+
+  /**
+   * One billing period for every held account stream, now (each charged once; a closed stream's
+   * charge still under way is waited for, not repeated). For tests, which must not wait for clocks.
+   */
+  async chargeHeldStreams(): Promise<void> {
+    await Promise.all([...this.billings].map((billing) => billing.chargeNow()));
+  }
+
+  /** Tracks an open sink (heartbeats, shutdown) until it closes; a sink arriving after stop() is closed at once. */
   track(sink: Sink) {
+    if (this.closing) {
+      sink.close(shuttingDown());
+      return;
+    }
     this.sinks.add(sink);
     sink.onClose(() => this.sinks.delete(sink));
     if (!this.heartbeat) {
@@ -90,8 +161,12 @@ export class Streams {
     return this.sinks.size;
   }
 
-  /** Ends every stream (clients reconnect, to another instance if this one is going) and stops the hubs. */
+  /**
+   * Ends every stream (clients reconnect, to another instance if this one is going) and stops the
+   * hubs, for good: from here on every open is refused with 503.
+   */
   async stop(): Promise<void> {
+    this.closing = true;
     this.stopHeartbeat();
     // The leases first, in one statement (closing each stream would delete its own, one by one).
     const released = this.leases.releaseAll();
@@ -113,7 +188,10 @@ export class Streams {
 
 const registry = new WeakMap<Services, Streams>();
 
-/** The streams of these services, built on first use. */
+/**
+ * The streams of these services, built on first use. After stopStreams they are the stopped ones
+ * (closing: every open answers 503), never a fresh set nobody would stop.
+ */
 export function streamsOf(services: Services): Streams {
   let streams = registry.get(services);
   if (!streams) registry.set(services, (streams = new Streams(services)));
@@ -128,11 +206,14 @@ export function configureStreams(services: Services, options: StreamOptions): St
   return streams;
 }
 
-/** Shutdown: ends every stream of these services and deletes their leases. */
+/**
+ * Shutdown: ends every stream of these services and deletes their leases. The stopped streams stay
+ * registered (closing), so a request arriving before the server stops listening is refused (503)
+ * instead of building a fresh set or attaching to a stopped hub.
+ */
 export async function stopStreams(services: Services): Promise<void> {
-  const streams = registry.get(services);
-  if (!streams) return;
-  registry.delete(services);
+  let streams = registry.get(services);
+  if (!streams) registry.set(services, (streams = new Streams(services)));
   await streams.stop();
 }
 

@@ -17,6 +17,7 @@
 import { resolveEvent } from '../events/resolve.ts';
 import type { EventValuation, MarketRecorder, Recording } from '../market/recorder.ts';
 import { parseValuationId, valuationId, type ValuationPosition } from './ids.ts';
+import { shuttingDown } from './refusals.ts';
 import { StreamMessage, type Sink } from './sinks.ts';
 
 /** Clock skew tolerated between instances when resuming from another hub's id. */
@@ -45,14 +46,17 @@ export class ValuationHub {
   private lastMs = 0;
   private unsubscribe?: () => void;
   private subscribers = 0;
+  /** Stopped for good (shutdown): nothing subscribes to the recorder again. */
+  private closed = false;
 
   constructor(
     private readonly recorder: MarketRecorder,
     private readonly resumeMarginMs = RESUME_MARGIN_MS,
   ) {}
 
-  /** The latest recording (taking one first if the recorder has none yet), after the hub has seen it. */
+  /** The latest recording (taking one first if the recorder has none yet), after the hub has seen it. 503 once stopped. */
   async ready(): Promise<Recording> {
+    if (this.closed) throw shuttingDown();
     this.start();
     const latest = this.recorder.latest() ?? (await this.recorder.record());
     if (!latest) throw new Error('the market recorder has no recording');
@@ -101,7 +105,9 @@ export class ValuationHub {
     return this.subscribers;
   }
 
+  /** Stops for good (shutdown). */
   stop() {
+    this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }

@@ -21,6 +21,8 @@
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { positionBands, positions, trades } from '../../db/schema.ts';
+import { resultRows } from '../../db/prepared.ts';
+import { newId } from '../lib/ids.ts';
 import { emitAccountEvent } from '../notifications/emit.ts';
 
 const MICRO = 1_000_000;
@@ -149,27 +151,44 @@ export async function emitPositionSettled(tx: Db, s: SettledPosition): Promise<v
   });
 }
 
+/** The alphabet of our ids (server/lib/ids.ts): an event id derived in SQL looks like any other. */
+const ID_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
 /**
  * event.resolved: one event per (account, trading user) holding an open or pending position of the
  * event when it resolves, is voided, or its resolution is corrected (each change announces itself).
+ *
+ * ONE statement, however many holders: the holders grouped from `positions`, their account_events
+ * rows and the webhook_deliveries of the subscribed active webhooks (accountEventCtes), inside the
+ * resolution's transaction. Each event id is derived from one random id of this change and the
+ * holder (evt_ + 22 base58 digits of sha256), so it is unique per change and holder. Answers the
+ * number of events written.
  */
 export async function emitEventResolved(
   tx: Db,
   outcome: { eventId: string; status: 'resolved' | 'voided'; winningBandId: string | null; winningBandLabel: string | null },
 ): Promise<number> {
-  const holders = await tx
-    .select({ accountId: positions.accountId, userId: positions.userId, positions: sql<number>`count(*)::int` })
-    .from(positions)
-    .where(and(eq(positions.eventId, outcome.eventId), inArray(positions.status, ['open', 'pending'])))
-    .groupBy(positions.accountId, positions.userId)
-    .orderBy(positions.accountId, positions.userId);
-  for (const holder of holders) {
-    await emitAccountEvent(tx, {
-      accountId: holder.accountId,
-      userId: holder.userId,
-      type: 'event.resolved',
-      data: { ...outcome, userId: holder.userId, openPositions: Number(holder.positions) },
-    });
-  }
-  return holders.length;
+  const change = newId('evt');
+  const digest = sql`sha256(convert_to(${change}::text || chr(10) || h.account_id || chr(10) || h.user_id, 'UTF8'))`;
+  const eventId = sql`'evt_' || (select string_agg(substr(${ID_ALPHABET}::text, 1 + get_byte(${digest}, i) % 58, 1), '' order by i) from generate_series(0, 21) i)`;
+  const rows = resultRows<{ n: number | string }>(
+    await tx.execute(sql`
+      with holders as (
+        select p.account_id, p.user_id, count(*)::int as open_positions
+          from positions p
+         where p.event_id = ${outcome.eventId}::text and p.status in ('open', 'pending')
+         group by p.account_id, p.user_id
+      ),
+      ${accountEventCtes(
+        'resolved',
+        sql`select ${eventId} as id, h.account_id, h.user_id, 'event.resolved' as type,
+                   jsonb_build_object('eventId', ${outcome.eventId}::text, 'status', ${outcome.status}::text,
+                                      'winningBandId', ${outcome.winningBandId}::text, 'winningBandLabel', ${outcome.winningBandLabel}::text,
+                                      'userId', h.user_id, 'openPositions', h.open_positions) as data
+              from holders h
+             order by h.account_id, h.user_id`,
+      )}
+      select count(*)::int as n from resolved_events`),
+  );
+  return Number(rows[0]?.n ?? 0);
 }

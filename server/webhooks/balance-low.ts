@@ -12,9 +12,13 @@
  *
  * Several instances may run the check at once: the event id is derived from the account and its
  * previous balance.low event, so one crossing is one event (emitAccountEvent ignores a repeated id).
+ *
+ * Cost: only funded prepaid accounts under the threshold are examined (balanceLowCrossingsSql); the
+ * arming check sums the usage since each credit made after the last balance.low, which is at most
+ * one refill's worth of usage, once per crossing (afterwards no credit is newer than the event).
  */
 import { createHash } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';
 import { emitAccountEvent } from '../notifications/emit.ts';
 import type { Services } from '../services.ts';
@@ -30,21 +34,32 @@ export function balanceLowEventId(accountId: string, previous: string | null): s
   return 'evt_' + createHash('sha256').update(`balance.low\n${accountId}\n${previous ?? ''}`).digest('base64url').slice(0, 22);
 }
 
-/** One check over every prepaid account; answers the accounts announced. */
-export async function checkBalanceLow(services: Services): Promise<string[]> {
-  const threshold = services.config.balanceLowMicros;
-  const db = services.database.db;
-  const rows = resultRows<CrossingRow>(
-    await db.execute(sql`
-      with low as (
-        select a.id as account_id, a.balance_micros, last.id as last_low_id, last.created_at as last_low_at
+/**
+ * The accounts whose balance crossed under the threshold since their last balance.low, with the id
+ * of that last event. Only prepaid accounts under the threshold that were ever funded (a credit
+ * exists: a top-up or a credited deposit) are looked at — a plain comparison and one probe of the
+ * credits index per account, over a materialised list — so the many unfunded $0 accounts cost
+ * nothing more. For each of those few, the last balance.low is one `order by seq desc limit 1` walk
+ * back along the (account_id, seq) index: it reads the account's events since its last balance.low
+ * (all of them for an account never announced — a low balance keeps that short). `type =
+ * 'balance.low'` is written as a constant so that a partial index (account_id, seq) where type =
+ * 'balance.low', if one is added, turns the walk into a single probe.
+ */
+export function balanceLowCrossingsSql(thresholdMicros: number): SQL {
+  return sql`
+      with funded_low as materialized (
+        select a.id as account_id, a.balance_micros
           from accounts a
+         where a.billing_plan = 'prepaid' and a.balance_micros < ${thresholdMicros}
+           and exists (select 1 from credits c where c.account_id = a.id)
+      ), low as materialized (
+        select f.account_id, f.balance_micros, last.id as last_low_id, last.created_at as last_low_at
+          from funded_low f
           left join lateral (
             select e.id, e.created_at from account_events e
-             where e.account_id = a.id and e.type = 'balance.low'
+             where e.account_id = f.account_id and e.type = 'balance.low'
              order by e.seq desc limit 1
           ) last on true
-         where a.billing_plan = 'prepaid' and a.balance_micros < ${threshold}
       )
       select l.account_id, l.balance_micros, l.last_low_id
         from low l
@@ -56,9 +71,15 @@ export async function checkBalanceLow(services: Services): Promise<string[]> {
                       - coalesce((select sum(c2.amount_micros) from credits c2 where c2.account_id = l.account_id and c2.created_at > c.created_at), 0)
                       + coalesce((select sum(u.cost_micros) from usage_records u
                                    where u.account_id = l.account_id and u.billed_to = 'balance' and u.created_at > c.created_at), 0)
-                      >= ${threshold})
-       order by l.account_id`),
-  );
+                      >= ${thresholdMicros})
+       order by l.account_id`;
+}
+
+/** One check over the funded prepaid accounts under the threshold; answers the accounts announced. */
+export async function checkBalanceLow(services: Services): Promise<string[]> {
+  const threshold = services.config.balanceLowMicros;
+  const db = services.database.db;
+  const rows = resultRows<CrossingRow>(await db.execute(balanceLowCrossingsSql(threshold)));
   for (const row of rows) {
     await emitAccountEvent(
       db,

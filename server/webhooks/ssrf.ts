@@ -6,10 +6,12 @@
  * connection (DNS rebinding) reaches nothing.
  *
  * Refused: loopback, private, shared (CGNAT), link-local (169.254.169.254, the cloud metadata
- * address, is one), unspecified, documentation, benchmarking, multicast and reserved ranges, their
- * IPv6 counterparts, and IPv6 forms that carry an IPv4 address (IPv4-mapped ::ffff:a.b.c.d,
- * IPv4-compatible, NAT64 64:ff9b::/96, 6to4 2002::/16) when that address is refused; Teredo
- * 2001::/32 always. Names that only mean something inside a network (localhost, *.localhost,
+ * address, is one), unspecified, documentation, benchmarking, multicast and reserved ranges; the
+ * IPv6 special-purpose ranges (IANA's registry: ORCHID, SRv6, the 2001::/23 protocol block with
+ * Teredo, the 2001:db8::/32 and 3fff::/20 documentation prefixes…) and anything outside global
+ * unicast 2000::/3, and IPv6 forms that carry an IPv4 address (IPv4-mapped ::ffff:a.b.c.d,
+ * IPv4-translated ::ffff:0:a.b.c.d, IPv4-compatible, NAT64 64:ff9b::/96, 6to4 2002::/16) when
+ * that address is refused. Names that only mean something inside a network (localhost, *.localhost,
  * *.local, *.internal such as metadata.google.internal, *.home.arpa, single-label names) are refused
  * before any lookup. WEBHOOK_ALLOW_PRIVATE_NETWORKS=true turns every refusal off (local tests).
  */
@@ -83,22 +85,41 @@ const IPV4_REFUSED: Range[] = [
   range('240.0.0.0/4', 'reserved'),
 ];
 
+/**
+ * IPv6 ranges refused whatever they carry, after the IANA IPv6 Special-Purpose Address Registry
+ * (https://www.iana.org/assignments/iana-ipv6-special-registry): every block not globally reachable,
+ * and the whole IETF protocol assignments block 2001::/23 (its few globally reachable entries are
+ * anycast services — TURN, PCP, AMT, AS112, drone remote ID — never a webhook receiver). The most
+ * specific first, for the reason given. Everything outside global unicast 2000::/3 is refused too
+ * (refusedAddressReason), except the IPv4 carriers below whose IPv4 address is public.
+ */
 const IPV6_REFUSED: Range[] = [
   range('::/128', 'unspecified'),
   range('::1/128', 'loopback'),
   range('64:ff9b:1::/48', 'local-use NAT64'),
   range('100::/64', 'discard-only'),
+  range('100:0:0:1::/64', 'dummy prefix'),
   range('2001::/32', 'Teredo'),
+  range('2001:2::/48', 'benchmarking'),
+  range('2001:10::/28', 'ORCHID (deprecated)'),
+  range('2001:20::/28', 'ORCHIDv2'),
+  range('2001::/23', 'IETF protocol assignments'),
   range('2001:db8::/32', 'documentation'),
+  range('3fff::/20', 'documentation'),
+  range('5f00::/16', 'segment routing (SRv6) SIDs'),
   range('fc00::/7', 'unique local (private)'),
   range('fe80::/10', 'link-local'),
   range('fec0::/10', 'site-local'),
   range('ff00::/8', 'multicast'),
 ];
 
+/** Global unicast: the only IPv6 space assigned for public addresses (the IPv4 carriers aside). */
+const GLOBAL_UNICAST = range('2000::/3', 'global unicast');
+
 /** IPv6 prefixes that carry an IPv4 address: the IPv4 address decides. [prefix, where the IPv4 bits start from the right]. */
 const IPV4_CARRIERS: { range: Range; shift: bigint }[] = [
   { range: range('::ffff:0:0/96', 'IPv4-mapped'), shift: 0n },
+  { range: range('::ffff:0:0:0/96', 'IPv4-translated'), shift: 0n },
   { range: range('::/96', 'IPv4-compatible'), shift: 0n },
   { range: range('64:ff9b::/96', 'NAT64'), shift: 0n },
   { range: range('2002::/16', '6to4'), shift: 80n },
@@ -120,9 +141,9 @@ export function refusedAddressReason(ip: string): string | null {
   for (const carrier of IPV4_CARRIERS) {
     if (!within(n, carrier.range)) continue;
     const inner = IPV4_REFUSED.find((r) => within((n >> carrier.shift) & 0xffffffffn, r));
-    if (inner) return `${carrier.range.reason} ${inner.reason}`;
+    return inner ? `${carrier.range.reason} ${inner.reason}` : null;
   }
-  return null;
+  return within(n, GLOBAL_UNICAST) ? null : 'reserved (not global unicast)';
 }
 
 const LOCAL_SUFFIXES = ['.localhost', '.local', '.internal', '.home.arpa', '.localdomain', '.lan', '.intranet', '.corp'];

@@ -1,13 +1,21 @@
 /**
- * The webhook delivery worker (issue #19), in every server instance: every WEBHOOK_INTERVAL_MS it
- * takes the deliveries that are due and sends them.
+ * The webhook delivery worker (issue #19), in every server instance: a small pool of attempts, kept
+ * full — a slot freed by one attempt is refilled at once, and every WEBHOOK_INTERVAL_MS the pool looks
+ * for deliveries that became due.
  *
  *  - Claimed under a lease: one conditional UPDATE … WHERE the lease is free or expired … RETURNING,
  *    so two instances never send one delivery at the same time. A lease lasts one attempt's deadline
- *    (WEBHOOK_TIMEOUT_MS, DNS included) plus LEASE_MARGIN_MS, and a pass claims only as many as it
- *    sends at once, so a lease never runs out before its attempt ends. A process killed mid-delivery
- *    loses nothing: its lease runs out and a later pass (here or on another instance) sends the
- *    delivery again, with the same `webhook-id`.
+ *    (WEBHOOK_TIMEOUT_MS, DNS included) plus LEASE_MARGIN_MS, and the pool claims only as many as it
+ *    has free slots, so a lease never runs out before its attempt ends. A process killed mid-delivery
+ *    loses nothing: its lease runs out and a later claim (here or on another instance) sends the
+ *    delivery again, with the same `webhook-id`. A process stopped mid-delivery (graceful shutdown)
+ *    aborts the attempt but KEEPS the lease for WEBHOOK_TIMEOUT_MS more (the receiver may still be
+ *    working on the request it got), so the delivery is sent again only after that.
+ *  - One endpoint cannot hold up the others: at most MAX_IN_FLIGHT_PER_WEBHOOK attempts of one
+ *    webhook are in flight at once (counted over every instance's leases), so a receiver that hangs
+ *    holds two slots until its deadline while the other slots keep delivering; and a webhook whose
+ *    attempts keep failing (PAUSE_AFTER_FAILURES in a row) is left aside by this instance for a short
+ *    while (5 s, doubling, at most PAUSE_MAX_MS) — its deliveries wait, nothing is lost or counted.
  *  - Sent as the Standard Webhooks specification says: the body fixed when the event happened,
  *    `webhook-id` (the delivery id, the same on every attempt), `webhook-timestamp` (this attempt)
  *    and `webhook-signature` (signing.ts; both secrets during a rotation's overlap).
@@ -19,8 +27,8 @@
  *    5 s × 2^(attempts − 1) (±20% jitter, at most 1 h), until WEBHOOK_RETRY_HOURS after the event;
  *    an attempt failing after that marks it failed.
  *
- * `deliverDue` is one pass (tests drive time through `now`); `startWebhookWorker` runs passes (never
- * two at once in one process) and the balance-low check (balance-low.ts).
+ * `deliverDue` is one pass (tests drive time through `now`): the pool run until nothing more is due;
+ * `startWebhookWorker` keeps one pool running, and runs the balance-low check (balance-low.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -33,6 +41,14 @@ import { bareHost, resolveTarget, type Lookup } from './ssrf.ts';
 
 /** A lease outlasts its attempt's deadline by this much (the time to record the outcome). */
 export const LEASE_MARGIN_MS = 5_000;
+/** Attempts of one webhook in flight at once, over every instance (so one slow endpoint cannot take every slot). */
+export const MAX_IN_FLIGHT_PER_WEBHOOK = 2;
+/** Attempts sent at once by one pool (one instance). */
+export const DEFAULT_CONCURRENCY = 8;
+/** Failed attempts of one webhook in a row after which this instance leaves it aside for a while. */
+export const PAUSE_AFTER_FAILURES = 3;
+const PAUSE_FIRST_MS = 5_000;
+export const PAUSE_MAX_MS = 60_000;
 const FIRST_RETRY_MS = 5_000;
 const MAX_RETRY_MS = 3_600_000;
 /** How often the worker looks for balances that fell under BALANCE_LOW_USD. */
@@ -49,14 +65,21 @@ export interface DeliverOptions {
   owner?: string;
   /** Most deliveries this pass sends (default 1000). */
   limit?: number;
-  /** Deliveries sent at once, and claimed at once (default 8). */
+  /** Attempts in flight at once: the pool's slots (default DEFAULT_CONCURRENCY). */
   concurrency?: number;
+  /** Attempts of one webhook in flight at once, over every instance (default MAX_IN_FLIGHT_PER_WEBHOOK). */
+  perWebhook?: number;
   /** DNS (tests); the system resolver otherwise. */
   lookup?: Lookup;
-  /** Aborted: attempts in flight stop and their leases are released (nothing is recorded for them). */
+  /**
+   * Aborted: attempts in flight stop and nothing is recorded for them; a lease whose request may
+   * have reached the receiver is kept for WEBHOOK_TIMEOUT_MS more, any other is released.
+   */
   signal?: AbortSignal;
   /** Jitter source (tests). */
   random?: () => number;
+  /** The clock of the per-webhook pause after repeated failures (tests); real time otherwise. */
+  clock?: () => number;
 }
 
 export interface PassResult {
@@ -91,50 +114,194 @@ type Outcome =
   | { kind: 'succeeded'; status: number }
   | { kind: 'failed'; status: number | null; error: string }
   | { kind: 'refused'; error: string }
-  | { kind: 'stopped' };
+  /** Aborted by stop(); `sent`: the request may have reached the receiver. */
+  | { kind: 'stopped'; sent: boolean };
 
 const toDate = (v: string | Date) => (v instanceof Date ? v : new Date(v));
 
-/** One pass: claims due deliveries (a few at a time, under a lease), sends them, records each outcome. */
+/**
+ * One pass: the pool (DeliveryPool) run until nothing more is due — every slot refilled as soon as
+ * its attempt ends — then answers what happened. Throws (after the attempts in flight end) when the
+ * database fails.
+ */
 export async function deliverDue(services: Services, options: DeliverOptions = {}): Promise<PassResult> {
-  const result: PassResult = { claimed: 0, succeeded: 0, retrying: 0, failed: 0 };
-  const owner = options.owner ?? randomUUID();
-  const limit = options.limit ?? 1000;
-  const concurrency = Math.max(1, options.concurrency ?? 8);
-  // The database's clock unless the caller drives time (null: now() in each statement).
-  const at = options.now ? options.now.toISOString() : null;
-  while (result.claimed < limit && !options.signal?.aborted) {
-    const batch = await claim(services, owner, Math.min(concurrency, limit - result.claimed), at);
-    result.claimed += batch.length;
-    await Promise.all(
-      batch.map(async (row) => {
-        const outcome = await attempt(services, row, options, options.now ?? new Date());
-        const ended = await record(services, owner, row, outcome, at, options.random);
-        if (ended) result[ended]++;
-      }),
-    );
-    if (batch.length < Math.min(concurrency, limit)) break;
-  }
-  return result;
+  const pool = new DeliveryPool(services, { ...options, limit: options.limit ?? 1000 });
+  pool.kick();
+  await pool.settled();
+  if (pool.error !== undefined) throw pool.error;
+  return pool.result;
 }
 
-/** Takes up to `n` due deliveries of active webhooks whose lease is free or ran out; each is ours until the lease ends. */
-async function claim(services: Services, owner: string, n: number, at: string | null): Promise<ClaimedRow[]> {
+/**
+ * Attempts in flight, at most `concurrency` at once and `perWebhook` per webhook: each one that ends
+ * (recorded) frees its slot and asks for a claim, so one slow attempt never holds back the others.
+ * Claims are made one at a time (a request made during a claim runs right after it). In a pass
+ * (`deliverDue`) the first database failure stops the claims and is rethrown; in the worker
+ * (`onError`) it is reported and the next kick tries again.
+ */
+export class DeliveryPool {
+  readonly result: PassResult = { claimed: 0, succeeded: 0, retrying: 0, failed: 0 };
+  error: unknown;
+  private readonly owner: string;
+  private readonly limit: number;
+  private readonly concurrency: number;
+  private readonly perWebhook: number;
+  private readonly at: string | null;
+  private readonly clock: () => number;
+  private readonly inFlight = new Map<string, string>();
+  private claiming: Promise<void> | null = null;
+  private again = false;
+  private waiters: Array<() => void> = [];
+  /** Failed attempts in a row per webhook, and until when it is left aside. */
+  private readonly failing = new Map<string, { failures: number; until: number }>();
+
+  constructor(
+    private readonly services: Services,
+    private readonly options: DeliverOptions = {},
+    private readonly onError?: (error: unknown, during: 'claim' | 'record') => void,
+  ) {
+    this.owner = options.owner ?? randomUUID();
+    this.limit = options.limit ?? Number.POSITIVE_INFINITY;
+    this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
+    this.perWebhook = Math.max(1, options.perWebhook ?? MAX_IN_FLIGHT_PER_WEBHOOK);
+    // The database's clock unless the caller drives time (null: now() in each statement).
+    this.at = options.now ? options.now.toISOString() : null;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Fills the free slots with due deliveries (after the claim under way, if there is one). */
+  kick(): void {
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    this.claiming = this.fill()
+      .catch((error) => this.fail(error, 'claim'))
+      .finally(() => {
+        this.claiming = null;
+        this.wake();
+      });
+  }
+
+  /** Resolves once nothing is in flight and no claim is under way. */
+  async settled(): Promise<void> {
+    while (this.claiming || this.inFlight.size) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  private halted(): boolean {
+    return Boolean(this.options.signal?.aborted) || (!this.onError && this.error !== undefined) || this.result.claimed >= this.limit;
+  }
+
+  private async fill(): Promise<void> {
+    do {
+      this.again = false;
+      if (this.halted()) return;
+      const free = Math.min(this.concurrency - this.inFlight.size, this.limit - this.result.claimed);
+      if (free <= 0) return;
+      const rows = await claim(this.services, this.owner, free, this.perWebhook, this.at, this.paused());
+      this.result.claimed += rows.length;
+      for (const row of rows) this.start(row);
+    } while (this.again);
+  }
+
+  private start(row: ClaimedRow): void {
+    this.inFlight.set(row.id, row.webhook_id);
+    void (async () => {
+      try {
+        const outcome = await attempt(this.services, row, this.options, this.options.now ?? new Date());
+        this.note(row.webhook_id, outcome);
+        const ended = await record(this.services, this.owner, row, outcome, this.at, this.options.random);
+        if (ended) this.result[ended]++;
+      } catch (error) {
+        // The outcome could not be written: the lease runs out and the delivery is tried again.
+        this.fail(error, 'record');
+      } finally {
+        this.inFlight.delete(row.id);
+        this.kick();
+        this.wake();
+      }
+    })();
+  }
+
+  private fail(error: unknown, during: 'claim' | 'record'): void {
+    if (this.onError) this.onError(error, during);
+    else this.error ??= error;
+  }
+
+  private wake(): void {
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Counts a webhook's failed attempts in a row; PAUSE_AFTER_FAILURES of them leave it aside (5 s, 10 s … at most PAUSE_MAX_MS). */
+  private note(webhookId: string, outcome: Outcome): void {
+    if (outcome.kind === 'succeeded') {
+      this.failing.delete(webhookId);
+    } else if (outcome.kind === 'failed') {
+      const state = this.failing.get(webhookId) ?? { failures: 0, until: 0 };
+      state.failures++;
+      if (state.failures >= PAUSE_AFTER_FAILURES) {
+        state.until = this.clock() + Math.min(PAUSE_FIRST_MS * 2 ** (state.failures - PAUSE_AFTER_FAILURES), PAUSE_MAX_MS);
+      }
+      this.failing.set(webhookId, state);
+    }
+  }
+
+  /** The webhooks left aside now. Entries of webhooks not heard of for an hour are dropped. */
+  private paused(): string[] {
+    const now = this.clock();
+    const paused: string[] = [];
+    for (const [webhookId, state] of this.failing) {
+      if (state.until > now) paused.push(webhookId);
+      else if (state.until && now - state.until > 3_600_000) this.failing.delete(webhookId);
+    }
+    return paused;
+  }
+}
+
+/**
+ * Takes up to `n` due deliveries of active webhooks whose lease is free or ran out; each is ours
+ * until the lease ends. A webhook with `perWebhook` leases running (on any instance) gives none, one
+ * with fewer gives only up to that many, and `paused` webhooks none; the oldest due first.
+ */
+async function claim(services: Services, owner: string, n: number, perWebhook: number, at: string | null, paused: string[]): Promise<ClaimedRow[]> {
   const now = sql`coalesce(${at}::timestamptz, now())`;
   const leaseSeconds = (services.config.webhooks.timeoutMs + LEASE_MARGIN_MS) / 1000;
   const free = (d: 'c' | 'd') => sql`(${sql.raw(d)}.lease_until is null or ${sql.raw(d)}.lease_until <= ${now})`;
+  // The due rows looked at: enough for `n` among several webhooks (a webhook's excess is skipped).
+  const window = Math.max(4 * n, 32);
   return resultRows<ClaimedRow>(
     await services.database.db.execute(sql`
+      with leased as materialized (
+        -- Attempts in flight per webhook, on every instance (a leased delivery was due when claimed).
+        select l.webhook_id, count(*) as n
+          from webhook_deliveries l
+         where l.status = 'pending' and l.next_attempt_at <= ${now} and l.lease_until > ${now}
+         group by l.webhook_id
+      ), candidates as materialized (
+        -- Evaluated once (materialized): a LIMIT … SKIP LOCKED subquery evaluated again per row of the
+        -- update's join could take more rows than asked for.
+        select c.id, c.webhook_id, c.next_attempt_at
+          from webhook_deliveries c join webhooks cw on cw.id = c.webhook_id and cw.status = 'active'
+         where c.status = 'pending' and c.next_attempt_at <= ${now} and ${free('c')}
+           and c.webhook_id not in (select l.webhook_id from leased l where l.n >= ${perWebhook})
+           and c.webhook_id not in (select jsonb_array_elements_text(${JSON.stringify(paused)}::jsonb))
+         order by c.next_attempt_at, c.id
+         limit ${window}
+           for update of c skip locked
+      ), chosen as materialized (
+        select r.id
+          from (select k.id, k.next_attempt_at,
+                       row_number() over (partition by k.webhook_id order by k.next_attempt_at, k.id)
+                         + coalesce((select l.n from leased l where l.webhook_id = k.webhook_id), 0) as slot
+                  from candidates k) r
+         where r.slot <= ${perWebhook}
+         order by r.next_attempt_at, r.id
+         limit ${n}
+      )
       update webhook_deliveries d
          set lease_owner = ${owner}, lease_until = ${now} + make_interval(secs => ${leaseSeconds})
         from webhooks w
-       where d.id in (
-               select c.id
-                 from webhook_deliveries c join webhooks cw on cw.id = c.webhook_id and cw.status = 'active'
-                where c.status = 'pending' and c.next_attempt_at <= ${now} and ${free('c')}
-                order by c.next_attempt_at, c.id
-                limit ${n}
-                  for update of c skip locked)
+       where d.id in (select id from chosen)
          and w.id = d.webhook_id and w.status = 'active'
          -- Re-checked on the row as it is now: a concurrent claimer that got it first leaves nothing to take.
          and d.status = 'pending' and ${free('d')}
@@ -167,10 +334,12 @@ function describeError(error: unknown, timeoutMs: number): string {
 async function attempt(services: Services, row: ClaimedRow, options: DeliverOptions, now: Date): Promise<Outcome> {
   const { timeoutMs, allowPrivateNetworks } = services.config.webhooks;
   const started = Date.now();
+  // Whether a request may have reached the receiver (a stop after that keeps the lease).
+  let sent = false;
   try {
     const url = new URL(row.url);
     const target = await resolveTarget(url, { allowPrivate: allowPrivateNetworks, lookup: options.lookup, timeoutMs });
-    if (options.signal?.aborted) return { kind: 'stopped' };
+    if (options.signal?.aborted) return { kind: 'stopped', sent };
     if (!target.ok) return target.refused ? { kind: 'refused', error: `refused address: ${target.reason}` } : { kind: 'failed', status: null, error: target.reason };
     let secrets: string[];
     try {
@@ -188,6 +357,8 @@ async function attempt(services: Services, row: ClaimedRow, options: DeliverOpti
       pinned.hostname = isIP(address) === 6 ? `[${address}]` : address;
       const signal = options.signal ? AbortSignal.any([AbortSignal.timeout(left), options.signal]) : AbortSignal.timeout(left);
       try {
+        if (options.signal?.aborted) return { kind: 'stopped', sent };
+        sent = true;
         const response = await fetch(pinned, {
           method: 'POST',
           body: row.payload,
@@ -207,14 +378,14 @@ async function attempt(services: Services, row: ClaimedRow, options: DeliverOpti
         const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : '';
         return { kind: 'failed', status: response.status, error: `HTTP ${response.status}${redirect}` };
       } catch (error) {
-        if (options.signal?.aborted) return { kind: 'stopped' };
+        if (options.signal?.aborted) return { kind: 'stopped', sent };
         lastError = error;
         if (!CONNECT_ERRORS.has(String((error as { code?: string }).code))) break;
       }
     }
     return { kind: 'failed', status: null, error: describeError(lastError, timeoutMs) };
   } catch (error) {
-    if (options.signal?.aborted) return { kind: 'stopped' };
+    if (options.signal?.aborted) return { kind: 'stopped', sent };
     return { kind: 'failed', status: null, error: describeError(error, timeoutMs) };
   }
 }
@@ -223,12 +394,25 @@ async function attempt(services: Services, row: ClaimedRow, options: DeliverOpti
  * Writes an attempt's outcome, if the lease is still ours: succeeded; failed at once for a refused
  * address; otherwise retried after retryDelayMs, no later than the end of the retry window, or failed
  * when that window is over. Answers how the delivery stands, or null when the lease was lost.
+ *
+ * An attempt stopped (stop(), a graceful shutdown) records nothing. If its request may have reached
+ * the receiver, the lease is KEPT until at least WEBHOOK_TIMEOUT_MS from now: the receiver may still
+ * be working on it, and releasing the lease would let another instance send the same delivery at
+ * the same time. It is sent again (same webhook-id) once the lease ends. If nothing was sent, the
+ * lease is released.
  */
 async function record(services: Services, owner: string, row: ClaimedRow, outcome: Outcome, at: string | null, random?: () => number): Promise<keyof PassResult | null> {
   const db = services.database.db;
   const ours = sql`d.id = ${row.id} and d.lease_owner = ${owner} and d.status = 'pending'`;
   if (outcome.kind === 'stopped') {
-    await db.execute(sql`update webhook_deliveries d set lease_owner = null, lease_until = null where ${ours}`);
+    const timeoutSeconds = services.config.webhooks.timeoutMs / 1000;
+    await db.execute(
+      outcome.sent
+        ? sql`update webhook_deliveries d
+                 set lease_until = greatest(d.lease_until, coalesce(${at}::timestamptz, now()) + make_interval(secs => ${timeoutSeconds}))
+               where ${ours}`
+        : sql`update webhook_deliveries d set lease_owner = null, lease_until = null where ${ours}`,
+    );
     return null;
   }
   const code = outcome.kind === 'succeeded' || outcome.kind === 'failed' ? outcome.status : null;
@@ -258,40 +442,43 @@ async function record(services: Services, owner: string, row: ClaimedRow, outcom
 }
 
 /**
- * Runs a delivery pass every WEBHOOK_INTERVAL_MS (0: off) — the next pass at once while passes find
- * full batches — and the balance-low check every BALANCE_LOW_CHECK_MS. `stop()` aborts the attempts
- * in flight (their leases are released for another instance) and waits for the pass to end.
+ * Keeps one DeliveryPool running (0: off): each attempt that ends refills its slot, and every
+ * WEBHOOK_INTERVAL_MS the pool looks for deliveries that became due; the balance-low check runs every
+ * BALANCE_LOW_CHECK_MS. `stop()` aborts the attempts in flight (a lease whose request may have
+ * reached the receiver is kept for WEBHOOK_TIMEOUT_MS; see record) and waits for them to end.
  */
-export function startWebhookWorker(services: Services, options: { lookup?: Lookup } = {}): { stop(): Promise<void> } {
+export function startWebhookWorker(services: Services, options: { lookup?: Lookup; concurrency?: number } = {}): { stop(): Promise<void> } {
   const intervalMs = services.config.webhooks.intervalMs;
   if (intervalMs <= 0) return { stop: async () => {} };
   const controller = new AbortController();
-  const owner = randomUUID();
-  let running: Promise<void> | undefined;
-  let balanceCheckedAt = 0;
   const describe = (error: unknown) => String((error as Error)?.message ?? error).split('\n')[0];
-  const pass = async () => {
-    for (;;) {
-      const done = await deliverDue(services, { owner, signal: controller.signal, lookup: options.lookup, limit: 200 });
-      if (done.claimed < 200 || controller.signal.aborted) break;
-    }
-    if (Date.now() - balanceCheckedAt >= BALANCE_LOW_CHECK_MS && !controller.signal.aborted) {
-      balanceCheckedAt = Date.now();
-      await checkBalanceLow(services).catch((error) => services.logger.warn('balance-low check failed; the next one retries', { error: describe(error) }));
-    }
-  };
+  const pool = new DeliveryPool(
+    services,
+    { owner: randomUUID(), signal: controller.signal, lookup: options.lookup, concurrency: options.concurrency },
+    (error, during) =>
+      services.logger.warn(during === 'claim' ? 'webhook delivery claim failed; the next one retries' : 'webhook delivery outcome not recorded; its lease runs out and it is retried', {
+        error: describe(error),
+      }),
+  );
+  let balanceCheck: Promise<void> | undefined;
+  let balanceCheckedAt = 0;
   const timer = setInterval(() => {
-    if (running) return;
-    running = pass()
-      .catch((error) => services.logger.warn('webhook delivery pass failed; the next one retries', { error: describe(error) }))
-      .finally(() => (running = undefined));
+    pool.kick();
+    if (!balanceCheck && Date.now() - balanceCheckedAt >= BALANCE_LOW_CHECK_MS) {
+      balanceCheckedAt = Date.now();
+      balanceCheck = checkBalanceLow(services)
+        .then(() => {})
+        .catch((error) => services.logger.warn('balance-low check failed; the next one retries', { error: describe(error) }))
+        .finally(() => (balanceCheck = undefined));
+    }
   }, intervalMs);
   timer.unref();
   return {
     async stop() {
       clearInterval(timer);
       controller.abort();
-      await running;
+      await pool.settled();
+      await balanceCheck;
     },
   };
 }

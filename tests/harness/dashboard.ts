@@ -81,7 +81,9 @@ export async function walletPage(rig: DashboardRig, width: number, wallet = priv
   const problems: string[] = [];
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  // ERR_ABORTED is the page cancelling its own request (a reload or navigation while a query was in
+  // flight), not a failure of the service; every other failure (reset, refused, …) counts.
+  page.on('requestfailed', (r) => r.failure()?.errorText !== 'net::ERR_ABORTED' && problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
   // 207: a tRPC batch in which some call failed (the others succeeded) — a failed request all the same.
   page.on('response', (r) => (r.status() >= 400 || r.status() === 207) && problems.push(`HTTP ${r.status()}: ${r.url()}`));
   page.on('request', (r) => !r.url().startsWith(origin) && !r.url().startsWith('data:') && !r.url().startsWith('blob:') && problems.push(`another origin: ${r.url()}`));

@@ -1,0 +1,2 @@
+CREATE INDEX "positions_event_holding_idx" ON "positions" USING btree ("event_id","account_id","user_id") WHERE "positions"."status" in ('open', 'pending');--> statement-breakpoint
+CREATE INDEX "account_events_balance_low_idx" ON "account_events" USING btree ("account_id","seq") WHERE "account_events"."type" = 'balance.low';
