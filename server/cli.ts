@@ -29,6 +29,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { ApiError } from './errors.ts';
 import { resolveEventOutcome } from './events/resolution.ts';
 import { reencryptAllCredentials } from './trading/credentials.ts';
+import { resealWebhookSecrets } from './webhooks/reseal.ts';
 import { createLogger } from './lib/logger.ts';
 import { microsToUsd, parseUsd } from './lib/money.ts';
 import { StartupError } from './lib/startup-error.ts';
@@ -96,7 +97,8 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
   const db = services.database.db;
   const command = positionals[0];
   if (command === 'reencrypt-credentials') {
-    return { ...(await reencryptAllCredentials(db, services.credentialCipher)), keyId: services.credentialCipher.currentKeyId };
+    const webhookSecrets = await resealWebhookSecrets(db, services.credentialCipher);
+    return { ...(await reencryptAllCredentials(db, services.credentialCipher)), webhookSecrets, keyId: services.credentialCipher.currentKeyId };
   }
   if (command === 'resolve-event') {
     if (values.void && values.band) throw new UsageError(`--band and --void exclude each other\n${USAGE}`);

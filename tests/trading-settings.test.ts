@@ -5,13 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, eq } from 'drizzle-orm';
-import { venueCredentials } from '../db/schema.ts';
+import { venueCredentials, webhooks } from '../db/schema.ts';
 import { runCli } from '../server/cli.ts';
 import { CredentialCipher, keyIdOf } from '../server/trading/credential-cipher.ts';
 import { openCredentials } from '../server/trading/credentials.ts';
 import { PAPER_REFUSED_API_KEY } from '../server/venues/paper.ts';
 import { createTestApp, json, trpcClient, type TestApp } from './harness/app.ts';
 import { fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';
+import { openSecret, sealSecret } from '../server/webhooks/signing.ts';
 
 let t: TestApp;
 let acct: FundedAccount;
@@ -173,6 +174,18 @@ describe('credentials', () => {
   test('key rotation: the CLI re-seals every row under the new key, and the old key is no longer needed', async () => {
     const user = newUserId();
     await call('POST', '/api/trading/credentials', user, SECRETS);
+    // A webhook's signing secret (and one in its rotation overlap) is sealed with the same key.
+    const secret = `whsec_${Buffer.from('a webhook secret of 32 bytes...').toString('base64')}`;
+    const oldSecret = `whsec_${Buffer.from('an older secret, 24 hours left').toString('base64')}`;
+    await t.database.db.insert(webhooks).values({
+      id: 'wh_rotation',
+      accountId: acct.accountId,
+      url: 'https://example.com/hooks',
+      events: ['order.filled'],
+      secretSealed: sealSecret(t.services.credentialCipher, secret, acct.accountId, 'wh_rotation'),
+      previousSecretSealed: sealSecret(t.services.credentialCipher, oldSecret, acct.accountId, 'wh_rotation'),
+      previousSecretUntil: new Date(Date.now() + 3_600_000),
+    });
     const rotated = await createTestApp({ TRADING_ENCRYPTION_KEY: 'c'.repeat(64), TRADING_ENCRYPTION_PREVIOUS_KEYS: 'a'.repeat(64) }, { database: t.database });
     const result = (await runCli(['reencrypt-credentials'], rotated.services)) as { reencrypted: number; unreadable: unknown[]; keyId: string };
     expect(result.reencrypted).toBeGreaterThanOrEqual(1);
@@ -185,6 +198,10 @@ describe('credentials', () => {
       walletAddress: null,
       owner: { accountId: acct.accountId, userId: user },
     });
+    expect(result).toMatchObject({ webhookSecrets: { resealed: 1, unreadable: [] } });
+    const [hook] = await t.database.db.select().from(webhooks).where(eq(webhooks.id, 'wh_rotation'));
+    expect(openSecret(onlyNew.services.credentialCipher, hook!.secretSealed, acct.accountId, 'wh_rotation')).toBe(secret);
+    expect(openSecret(onlyNew.services.credentialCipher, hook!.previousSecretSealed!, acct.accountId, 'wh_rotation')).toBe(oldSecret);
     await onlyNew.close();
     await rotated.close();
   });
