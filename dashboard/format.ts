@@ -47,3 +47,21 @@ export const formatPercent = (n: number): string => (Number.isFinite(n) ? `${per
 
 /** The class that colours a gain or a loss (the sign is always in the text too, never colour alone). */
 export const pnlClass = (n: number): string => (n > 0 ? 'pnl-up' : n < 0 ? 'pnl-down' : '');
+
+const usdUnit = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 4, maximumFractionDigits: 4 });
+const usdBillions = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 1, maximumFractionDigits: 1 });
+const isNumber = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** Cost of one LONG or SHORT unit: USD with 4 decimals ("$0.8614"). */
+export const formatUnitCost = (v: number | null | undefined): string => (isNumber(v) ? usdUnit.format(v) : '—');
+
+/** An implied valuation, in billions of USD ("$2,098.0B"). */
+export const formatBillions = (v: number | null | undefined): string => (isNumber(v) ? `${usdBillions.format(v)}B` : '—');
+
+/** The start of an hour or day bucket (a chart's axis, a table's row), in UTC: "Nov 24 13:00" or "Nov 24". */
+export function formatBucket(iso: string, unit: 'minute' | 'hour' | 'day'): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const day = d.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return unit === 'day' ? day : `${day} ${d.toISOString().slice(11, 16)}`;
+}

@@ -9,7 +9,7 @@
  *    messages are `tracked(id, data)`, so a reconnecting client resumes with `lastEventId`.
  */
 import { z } from 'zod';
-import { ACCOUNT_EVENT_TYPES } from '../db/schema.ts';
+import { ACCOUNT_EVENT_TYPES } from '../server/notifications/emit.ts';
 import { accountCatchUp, accountSubscription, valuationCatchUp, valuationSubscription } from '../server/streams/open.ts';
 import { router } from '../server/trpc/init.ts';
 import { publicProcedure, userProcedure } from '../server/trpc/procedures.ts';
@@ -20,8 +20,6 @@ const TAGS = ['Live streams'];
 /** Events one stream may follow. */
 export const MAX_STREAM_EVENTS = 50;
 
-/** The /valuation answer's own schema (one source of truth for the stream's messages). */
-const valuationObject = valuationAnswer;
 
 const slug = () => z.string().min(1).max(200);
 const lastEventIdParam = () =>
@@ -59,7 +57,7 @@ export const streamsRouter = router({
     .input(optionalParams({ eventSlug: eventSlugs, lastEventId: lastEventIdParam().optional() }))
     .output(
       z.object({
-        messages: z.array(z.object({ id: z.string(), data: valuationObject })).meta({ description: 'Oldest first: what a stream would send on connect' }),
+        messages: z.array(z.object({ id: z.string(), data: valuationAnswer })).meta({ description: 'Oldest first: what a stream would send on connect' }),
         lastEventId: z.string().nullable().meta({ description: 'Resume from here (null: nothing to resume from yet)' }),
       }),
     )

@@ -10,6 +10,7 @@
  * the overview is printed (measured, not asserted). With SCREENSHOTS=1 it saves the README's
  * screenshots under docs/screenshots/.
  */
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { chromiumAvailable } from './harness/chromium.ts';
 import { accountIdOf, DEPOSIT_ADDRESS, erc20, expectAccessible, shot, signIn, startDashboard, USDC, walletPage, type DashboardRig } from './harness/dashboard.ts';
@@ -31,6 +32,18 @@ beforeAll(async () => {
 afterAll(async () => {
   if (available) await rig?.close();
 });
+
+/**
+ * A program of the signed-in customer's account trading for one of its users: an API key of the
+ * page's own account (funded with `usd` for the per-request cost) and a trading user with stored
+ * venue credentials; plus the open events, to buy one through the API.
+ */
+async function programOf(context: BrowserContext, usd: number) {
+  const accountId = await accountIdOf(rig, context);
+  const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd }) });
+  const open = (await (await fetch(`${origin}/api/trading/events`)).json()).events.filter((e: any) => e.status === 'open');
+  return { accountId, who, open };
+}
 
 describe.skipIf(!available)('the dashboard in Chromium', () => {
   for (const width of [1280, 360]) {
@@ -100,10 +113,8 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
 
       // Trading: a program buys for one of the account's users through the API; the customer sees the
       // position live with its P&L and bands, sells it from the page (quote and protection first), and it is closed.
-      const accountId = await accountIdOf(rig, context);
-      const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 0 }) });
-      const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
-      const event = events.find((e: any) => e.status === 'open');
+      const { who, open } = await programOf(context, 0);
+      const event = open[0];
       const bought = await buy(rig.t, who, { eventId: event.id, side: 'LONG', amount: 150 });
       expect(bought.res.status).toBe(200);
       const positionId = bought.body.positionId;
@@ -169,10 +180,8 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
   test('a position settled at its event\'s resolution: shown as settled, with its payout and P&L', async () => {
     const { page, problems, context } = await walletPage(rig, 1280);
     await signIn(rig, page);
-    const accountId = await accountIdOf(rig, context);
-    const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 5 }) });
-    const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
-    const event = events.filter((e: any) => e.status === 'open').at(-1);
+    const { accountId, who, open } = await programOf(context, 5);
+    const event = open.at(-1);
     const bought = await buy(rig.t, who, { eventId: event.id, side: 'LONG', amount: 120 });
     expect(bought.res.status).toBe(200);
     // The operator resolves the event (the dashboard key); the position settles at once.
@@ -201,10 +210,8 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
   test('a sale whose answer is lost is retried with the same Idempotency-Key from the page: it sells once', async () => {
     const { page, problems, context } = await walletPage(rig, 1280);
     await signIn(rig, page);
-    const accountId = await accountIdOf(rig, context);
-    const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 5 }) });
-    const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
-    const event = events.find((e: any) => e.status === 'open');
+    const { who, open } = await programOf(context, 5);
+    const event = open[0];
     const bought = await buy(rig.t, who, { eventId: event.id, side: 'SHORT', amount: 90 });
     expect(bought.res.status).toBe(200);
     // The first sale reaches the service and sells, but its answer never reaches the page.
@@ -238,10 +245,8 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
   test('over time: an event\'s valuation candles and a user\'s portfolio, as charts and tables', async () => {
     const { page, problems, context } = await walletPage(rig, 1280);
     await signIn(rig, page);
-    const accountId = await accountIdOf(rig, context);
-    const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd: 5 }) });
-    const events = (await (await fetch(`${origin}/api/trading/events`)).json()).events;
-    const event = events.find((e: any) => e.status === 'open');
+    const { who, open } = await programOf(context, 5);
+    const event = open[0];
     expect((await buy(rig.t, who, { eventId: event.id, side: 'LONG', amount: 80 })).res.status).toBe(200);
     await rig.t.services.recorder.record();
 

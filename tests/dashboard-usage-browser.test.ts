@@ -19,6 +19,10 @@ import { csvField, fetchAllUsage, usageCsv, type UsageListInput, type UsageRecor
 import { DASHBOARD_KEY } from './harness/app.ts';
 import { chromiumAvailable } from './harness/chromium.ts';
 import { accountIdOf, expectAccessible, shot, signIn, startDashboard, walletPage, type DashboardRig } from './harness/dashboard.ts';
+import { parseCsv } from '../server/lib/csv.ts';
+
+/** The rows of a CSV file, read by the project's own RFC 4180 reader (the company import's). */
+const csvRows = (text: string) => parseCsv(text).map((record) => record.cells);
 
 const available = chromiumAvailable;
 let rig: DashboardRig;
@@ -108,35 +112,6 @@ async function fact(page: Page, term: string): Promise<string> {
   return (await page.locator('dt', { hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]').textContent())!.trim();
 }
 
-/** RFC 4180: fields separated by commas, records by CRLF (or LF), quoted fields with "" for a quote. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else field += c;
-  }
-  if (field !== '' || row.length > 0) rows.push([...row, field]);
-  return rows;
-}
 
 const HEADER = ['id', 'timestamp', 'method', 'path', 'keyId', 'costUsd', 'currency'];
 const csvRowsOf = (records: UsageRecord[]) => [HEADER, ...records.map((r) => [r.id, r.timestamp, r.method, r.path, r.keyId, String(r.costUsd), r.currency])];
@@ -147,7 +122,7 @@ async function downloadCsv(page: Page): Promise<{ name: string; rows: string[][]
   const path = await download.path();
   expect(await download.failure()).toBeNull();
   await page.getByRole('button', { name: 'Download CSV' }).waitFor(); // the button is back (not "Preparing CSV…")
-  return { name: download.suggestedFilename(), rows: parseCsv(readFileSync(path, 'utf8')) };
+  return { name: download.suggestedFilename(), rows: csvRows(readFileSync(path, 'utf8')) };
 }
 
 /** The records table's rows as the page shows them, from the API's records. */
@@ -169,7 +144,7 @@ test('the CSV file: header, quoting, costs as given; paging reads every record o
   expect(csvField('two\nlines')).toBe('"two\nlines"');
   const text = usageCsv([record('u2', '/api/odd,"path"'), record('u1')]);
   expect(text).toBe('id,timestamp,method,path,keyId,costUsd,currency\r\nu2,2026-11-20T10:15:03.120Z,GET,"/api/odd,""path""",k1,0.000125,USD\r\nu1,2026-11-20T10:15:03.120Z,GET,/api/billing,k1,0.000125,USD\r\n');
-  expect(parseCsv(text)).toEqual([HEADER, ['u2', '2026-11-20T10:15:03.120Z', 'GET', '/api/odd,"path"', 'k1', '0.000125', 'USD'], ['u1', '2026-11-20T10:15:03.120Z', 'GET', '/api/billing', 'k1', '0.000125', 'USD']]);
+  expect(csvRows(text)).toEqual([HEADER, ['u2', '2026-11-20T10:15:03.120Z', 'GET', '/api/odd,"path"', 'k1', '0.000125', 'USD'], ['u1', '2026-11-20T10:15:03.120Z', 'GET', '/api/billing', 'k1', '0.000125', 'USD']]);
 
   // A list that is newest first and gets two new records after the first page: they push older ones down.
   let stored = Array.from({ length: 7 }, (_, i) => record(`old${7 - i}`));

@@ -3,7 +3,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { Chart } from '../components/Chart.tsx';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
-import { formatDate, formatUsd } from '../format.ts';
+import { formatBillions, formatDate, formatUnitCost, formatUsd } from '../format.ts';
 import { api, problemOf, type ApiProblem, type Outputs } from '../trpc.ts';
 import { ValuationHistory } from './markets/ValuationHistory.tsx';
 
@@ -32,8 +32,6 @@ const STATUS: Record<Status, { text: string; icon: string; help: string }> = {
 const STATUS_ORDER: Record<Status, number> = { open: 0, closed: 1, resolved: 2, voided: 3 };
 
 // Display formats of market numbers (the table and the test agree on them).
-const usd4 = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 4, maximumFractionDigits: 4 });
-const usd1 = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const usdPrice = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 3, maximumFractionDigits: 4 });
 const pct1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1, signDisplay: 'exceptZero' });
 const share1 = new Intl.NumberFormat('en-US', { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 });
@@ -42,10 +40,6 @@ const floor2 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximu
 const clock = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 const isNumber = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
-/** Cost of one unit: USD with 4 decimals ("$0.8614"). */
-const formatUnitCost = (v: number | null | undefined) => (isNumber(v) ? usd4.format(v) : '—');
-/** Billions of USD ("$2,098.0B"). */
-const formatBillions = (v: number | null | undefined) => (isNumber(v) ? `${usd1.format(v)}B` : '—');
 /** A return in percent, signed ("+16.1%", "-76.8%"). */
 const formatReturn = (v: number | null | undefined) => (isNumber(v) ? `${pct1.format(v)}%` : '—');
 const formatPrice = (v: number | null | undefined) => (isNumber(v) ? usdPrice.format(v) : '—');

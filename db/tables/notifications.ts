@@ -13,7 +13,8 @@ import { bigint, check, index, integer, jsonb, pgTable, text, timestamp, uniqueI
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-export const ACCOUNT_EVENT_TYPES = [
+/** The event types a webhook may subscribe to. */
+export const WEBHOOK_EVENT_TYPES = [
   'order.filled',
   'order.rejected',
   'position.opened',
@@ -22,8 +23,10 @@ export const ACCOUNT_EVENT_TYPES = [
   'event.resolved',
   'deposit.credited',
   'balance.low',
-  'balance.changed',
 ] as const;
+
+/** Every event type of the outbox: the webhooks', and balance.changed, which only feeds the private streams. */
+export const ACCOUNT_EVENT_TYPES = [...WEBHOOK_EVENT_TYPES, 'balance.changed'] as const;
 export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
 
 export const accountEvents = pgTable(

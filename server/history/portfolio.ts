@@ -26,7 +26,7 @@ import { INPUT_LIMITS } from '../http/input-limits.ts';
 import { microsToUsd } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import type { TradingUser } from '../trading/settings.ts';
-import { bestBids } from '../trading/views.ts';
+import { bestBids, valueOf } from '../trading/views.ts';
 import { candlesClosedBetween, latestClosedBy } from './candle-store.ts';
 import { INTERVAL_MS, type Candle, type CandleInterval } from './candles.ts';
 import { candleRecordingOf, historyNow } from './recording.ts';
@@ -42,10 +42,6 @@ const PRICE_INTERVALS: Record<PortfolioInterval, CandleInterval[]> = { '1h': ['1
 
 /** The earliest point of a range: the earliest instant a date parameter may name (1970-01-01T00:00:00Z). */
 const EARLIEST = Date.parse(`${INPUT_LIMITS.minDate}T00:00:00.000Z`);
-const MICRO = 1_000_000;
-/** floor(shares × price / 10^6), exactly (the positions' valuation: server/trading/views.ts). */
-const valueOf = (sharesMicros: number, priceMicros: number) =>
-  Math.floor(sharesMicros / MICRO) * priceMicros + Math.floor(((sharesMicros % MICRO) * priceMicros) / MICRO);
 
 interface Holding {
   positionId: string;

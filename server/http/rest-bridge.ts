@@ -80,13 +80,14 @@ function withPathParams(input: Record<string, unknown>, params: Record<string, s
 
 /**
  * GET and DELETE take query parameters; a repeated name becomes a list. Linear: a repeat appends to
- * its list (app.ts has already refused more than MAX_QUERY_PARAMS parameters).
+ * its list (app.ts has already refused more than MAX_QUERY_PARAMS parameters). Transport parameters
+ * (`apiKey`; the stream routes add `userId`) are not input.
  */
-function queryInput(ctx: RequestContext): Record<string, unknown> {
+export function queryInput(ctx: RequestContext, transportParams: ReadonlySet<string> = TRANSPORT_PARAMS): Record<string, unknown> {
   // No prototype: a parameter named `constructor` or `__proto__` is just an unknown parameter.
   const query: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of ctx.query()) {
-    if (TRANSPORT_PARAMS.has(name)) continue;
+    if (transportParams.has(name)) continue;
     const seen = query[name];
     if (seen === undefined) query[name] = value;
     else if (Array.isArray(seen)) seen.push(value);

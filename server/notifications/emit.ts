@@ -10,6 +10,9 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import type { AccountEventType } from '../../db/schema.ts';
+
+/** Every event type of the outbox (for routers, which read no database module). */
+export { ACCOUNT_EVENT_TYPES } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 
 export interface AccountEvent {

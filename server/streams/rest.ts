@@ -11,6 +11,7 @@
  * header wins). `Last-Event-ID` (what EventSource sends when it reconnects) wins over `lastEventId`.
  */
 import { streamsRouter } from '../../routers/streams.ts';
+import { queryInput } from '../http/rest-bridge.ts';
 import { compileProcedure, type CompiledProcedure, type ProcedureDefinition } from '../http/procedure-runner.ts';
 import { IDENTIFIER } from '../lib/identifiers.ts';
 import { jsonText } from '../lib/reusable-json.ts';
@@ -18,9 +19,9 @@ import type { RequestContext } from '../trpc/context.ts';
 import { beginOpening } from './open.ts';
 import { ACCOUNT_STREAM_PATH, VALUATION_STREAM_PATH } from './registry.ts';
 
-const ROUTES: Record<string, { procedure: keyof typeof streamsRouter._def.procedures; transportParams: string[] }> = {
-  [VALUATION_STREAM_PATH]: { procedure: 'valuationCatchUp', transportParams: ['apiKey'] },
-  [ACCOUNT_STREAM_PATH]: { procedure: 'accountCatchUp', transportParams: ['apiKey', 'userId'] },
+const ROUTES: Record<string, { procedure: keyof typeof streamsRouter._def.procedures; transportParams: ReadonlySet<string> }> = {
+  [VALUATION_STREAM_PATH]: { procedure: 'valuationCatchUp', transportParams: new Set(['apiKey']) },
+  [ACCOUNT_STREAM_PATH]: { procedure: 'accountCatchUp', transportParams: new Set(['apiKey', 'userId']) },
 };
 
 const SSE_HEADERS = {
@@ -58,7 +59,7 @@ export function acceptsEventStream(accept: string | null): boolean {
 export async function serveStreamRoute(request: Request, ctx: RequestContext): Promise<Response> {
   const route = ROUTES[ctx.path]!;
   const input = queryInput(ctx, route.transportParams);
-  const userId = route.transportParams.includes('userId') ? ctx.query().get('userId') : null;
+  const userId = route.transportParams.has('userId') ? ctx.query().get('userId') : null;
   if (userId !== null && !ctx.headers.has('x-user-id')) {
     const headers = new Headers(ctx.headers);
     // Checked by the procedure after authentication, as the header is: a value that is no identifier
@@ -85,17 +86,4 @@ export async function serveStreamRoute(request: Request, ctx: RequestContext): P
   const sink = opening.sink;
   if (!sink) throw new Error(`${procedurePath} opened no stream`);
   return new Response(sink.body, { status: 200, headers: SSE_HEADERS });
-}
-
-/** Query parameters as the bridge reads them: a repeated name becomes a list; transport parameters are not input. */
-function queryInput(ctx: RequestContext, transportParams: string[]): Record<string, unknown> {
-  const query: Record<string, string | string[]> = Object.create(null);
-  for (const [name, value] of ctx.query()) {
-    if (transportParams.includes(name)) continue;
-    const seen = query[name];
-    if (seen === undefined) query[name] = value;
-    else if (Array.isArray(seen)) seen.push(value);
-    else query[name] = [seen, value];
-  }
-  return query;
 }

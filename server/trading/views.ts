@@ -27,7 +27,7 @@ export function bestBids(books: Map<string, OrderBook>): Map<string, number> {
  * Exact without BigInt: split the shares into whole shares and micro-shares, so neither product can
  * pass 2^53 (whole shares × price stays below 9e15 for any holding under 9 billion shares).
  */
-const valueOf = (sharesMicros: number, priceMicros: number) =>
+export const valueOf = (sharesMicros: number, priceMicros: number) =>
   Math.floor(sharesMicros / MICRO) * priceMicros + Math.floor(((sharesMicros % MICRO) * priceMicros) / MICRO);
 
 interface Figures {

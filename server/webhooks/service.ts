@@ -12,18 +12,10 @@ import { newId } from '../lib/ids.ts';
 import type { Services } from '../services.ts';
 import { newWebhookSecret, sealSecret } from './signing.ts';
 import { resolveTarget, type Lookup } from './ssrf.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../db/schema.ts';
 
-/** The event types a webhook may subscribe to. */
-export const WEBHOOK_EVENT_TYPES = [
-  'order.filled',
-  'order.rejected',
-  'position.opened',
-  'position.closed',
-  'position.settled',
-  'event.resolved',
-  'deposit.credited',
-  'balance.low',
-] as const;
+/** The event types a webhook may subscribe to (one list, beside the outbox's: db/tables/notifications.ts). */
+export { WEBHOOK_EVENT_TYPES };
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** The type of the event POST /api/webhooks/{id}/test sends (to that webhook only, whatever it subscribes to). */

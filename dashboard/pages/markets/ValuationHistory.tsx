@@ -7,7 +7,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { Chart } from '../../components/Chart.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { formatUsd } from '../../format.ts';
+import { formatBillions, formatBucket, formatUnitCost } from '../../format.ts';
 import { api } from '../../trpc.ts';
 
 type Interval = '1m' | '1h' | '1d';
@@ -17,13 +17,7 @@ const RANGES: { interval: Interval; limit: number; label: string }[] = [
   { interval: '1d', limit: 180, label: 'Last 180 days, by day' },
 ];
 
-const billions = (v: number | null | undefined) => (v === null || v === undefined ? '—' : `$${v.toLocaleString('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 })}B`);
-const perUnit = (v: number) => formatUsd(Math.round(v * 10_000) / 10_000);
-const label = (iso: string, interval: Interval) => {
-  const d = new Date(iso);
-  const day = d.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
-  return interval === '1d' ? day : `${day} ${d.toISOString().slice(11, 16)}`;
-};
+const UNIT: Record<Interval, 'minute' | 'hour' | 'day'> = { '1m': 'minute', '1h': 'hour', '1d': 'day' };
 
 export function ValuationHistory({ eventId, eventName }: { eventId: string; eventName: string }) {
   const ids = useId();
@@ -36,7 +30,7 @@ export function ValuationHistory({ eventId, eventName }: { eventId: string; even
     placeholderData: keepPreviousData,
   });
   const candles = history.data?.candles ?? [];
-  const labels = candles.map((c) => label(c.start, interval));
+  const labels = candles.map((c) => formatBucket(c.start, UNIT[interval]));
 
   return (
     <section className="markets-history" aria-labelledby={`${ids}-title`} aria-busy={history.isPending}>
@@ -64,8 +58,8 @@ export function ValuationHistory({ eventId, eventName }: { eventId: string; even
               { label: 'LONG cost', data: candles.map((c) => c.longCost.close), axis: 'right' },
               { label: 'SHORT cost', data: candles.map((c) => c.shortCost.close), axis: 'right' },
             ]}
-            format={(v) => billions(v)}
-            formatRight={(v) => perUnit(v)}
+            format={(v) => formatBillions(v)}
+            formatRight={(v) => formatUnitCost(v)}
             beginAtZero={false}
           />
           <details>
@@ -84,12 +78,12 @@ export function ValuationHistory({ eventId, eventName }: { eventId: string; even
                 {candles.map((c) => (
                   <tr key={c.start}>
                     <th scope="row">
-                      {label(c.start, interval)}
+                      {formatBucket(c.start, UNIT[interval])}
                       {c.final ? null : <span className="muted small"> (in progress)</span>}
                     </th>
-                    <td className="num">{billions(c.impliedValuation?.close)}</td>
-                    <td className="num">{perUnit(c.longCost.close)}</td>
-                    <td className="num">{perUnit(c.shortCost.close)}</td>
+                    <td className="num">{formatBillions(c.impliedValuation?.close)}</td>
+                    <td className="num">{formatUnitCost(c.longCost.close)}</td>
+                    <td className="num">{formatUnitCost(c.shortCost.close)}</td>
                   </tr>
                 ))}
               </tbody>

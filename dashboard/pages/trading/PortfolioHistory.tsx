@@ -3,16 +3,10 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { Chart } from '../../components/Chart.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { formatSignedUsd, formatUsd } from '../../format.ts';
+import { formatBucket, formatSignedUsd, formatUsd } from '../../format.ts';
 import { forUser } from '../../trpc.ts';
 
 type Interval = '1h' | '1d';
-
-const label = (iso: string, interval: Interval) => {
-  const d = new Date(iso);
-  const day = d.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
-  return interval === '1d' ? day : `${day} ${d.toISOString().slice(11, 16)}`;
-};
 
 export function PortfolioHistory({ userId }: { userId: string }) {
   const ids = useId();
@@ -51,7 +45,7 @@ export function PortfolioHistory({ userId }: { userId: string }) {
         <Chart
           kind="line"
           label={`Portfolio of ${userId} over time: market value at the bids and cost basis, in USD`}
-          labels={points.map((p) => label(p.time, interval))}
+          labels={points.map((p) => formatBucket(p.time, interval === '1d' ? 'day' : 'hour'))}
           series={[
             { label: 'Market value', data: points.map((p) => p.marketValue) },
             { label: 'Cost basis', data: points.map((p) => p.costBasis) },
