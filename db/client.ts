@@ -27,6 +27,50 @@ export interface Database {
    */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
+  /** Connections the pool may open, and statements and transactions in flight now (see countInFlight). */
+  poolUsage(): PoolUsage;
+}
+
+export interface PoolUsage {
+  size: number;
+  inFlight: number;
+}
+
+/**
+ * The client drizzle is given: the driver's own, with its two entry points counted — a statement
+ * (postgres.js `unsafe`, PGlite `query`) and a transaction (`begin`, `transaction`: it holds one
+ * connection for its whole length, and its statements run on that connection's own client, so they
+ * are not counted again). Neither driver reports its pool: postgres.js pipelines statements onto busy
+ * connections rather than queueing them (max_pipeline is unbounded here), and PGlite is one
+ * connection. So with N in flight on a pool of S, min(N, S) connections are busy and the other N − S
+ * wait behind another statement (metrics/index.ts). Calls go to the driver's client itself, so the
+ * driver sees no difference; only drizzle's calls are counted (a ping is not).
+ */
+function countInFlight<C extends object>(client: C, statement: 'unsafe' | 'query', transaction: 'begin' | 'transaction'): { counted: C; inFlight: () => number } {
+  let inFlight = 0;
+  const settle = () => void inFlight--;
+  const driver = client as unknown as Record<string, (...args: unknown[]) => PromiseLike<unknown>>;
+  const counted = Object.create(client, {
+    [statement]: {
+      value: (...args: unknown[]) => {
+        const pending = driver[statement]!.apply(client, args);
+        inFlight++;
+        // postgres.js runs a query once it is awaited, a tick later (after drizzle's `.values()`): this
+        // `then` only makes that happen now, with the same options.
+        pending.then(settle, settle);
+        return pending;
+      },
+    },
+    [transaction]: {
+      value: (...args: unknown[]) => {
+        inFlight++;
+        const pending = driver[transaction]!.apply(client, args);
+        pending.then(settle, settle);
+        return pending;
+      },
+    },
+  }) as C;
+  return { counted, inFlight: () => inFlight };
 }
 
 export const migrationsFolder = new URL('./migrations', import.meta.url).pathname;
@@ -108,10 +152,12 @@ function stopFetchingTypes(client: postgres.Sql) {
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if (target.kind === 'postgres') {
-    const client = postgresClient(target.url, target.poolSize ?? 10);
+    const poolSize = target.poolSize ?? 10;
+    const client = postgresClient(target.url, poolSize);
     await fetchTypesOnce(client);
     const logger = target.onQuery ? { logQuery: target.onQuery } : undefined;
-    const db = drizzlePostgres(client, { schema, logger }) as unknown as Db;
+    const pool = countInFlight(client, 'unsafe', 'begin');
+    const db = drizzlePostgres(pool.counted, { schema, logger }) as unknown as Db;
     return {
       db,
       kind: 'postgres',
@@ -121,6 +167,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         stopFetchingTypes(client);
       },
       close: () => client.end({ timeout: 5 }),
+      poolUsage: () => ({ size: poolSize, inFlight: pool.inFlight() }),
     };
   }
   const client =
@@ -131,12 +178,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     });
   await client.waitReady;
   const logger = target.onQuery ? { logQuery: target.onQuery } : undefined;
-  const db = drizzlePglite(client, { schema, logger }) as unknown as Db;
+  const pool = countInFlight(client, 'query', 'transaction');
+  const db = drizzlePglite(pool.counted, { schema, logger }) as unknown as Db;
   return {
     db,
     kind: 'pglite',
     migrate: () => migratePglite(db as never, { migrationsFolder }),
     ping: async (timeoutMs = PING_TIMEOUT_MS) => void (await within(client.query('select 1'), timeoutMs)),
     close: () => client.close(),
+    poolUsage: () => ({ size: 1, inFlight: pool.inFlight() }),
   };
 }

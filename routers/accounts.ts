@@ -36,7 +36,17 @@ function toAccountView(account: Awaited<ReturnType<typeof getAccount>>, defaultR
 
 export const accountsRouter = router({
   me: dashboardProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/accounts/me', tags: TAG, summary: 'Balance and rate of the account named by x-account-id' } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/accounts/me',
+        tags: TAG,
+        summary: 'Balance and rate of the account named by x-account-id',
+        description:
+          'The account named by x-account-id (or the signed-in account): its prepaid balance, the price per request that applies to it, its billing plan (with the Stripe customer and monthly cap of a metered account, and its metered spend this month) and the wallets that sign in to it.',
+      },
+    })
     .input(noInput())
     .output(accountView)
     .query(async ({ ctx }) => {
@@ -51,12 +61,14 @@ export const accountsRouter = router({
         path: '/accounts/credits',
         tags: TAG,
         summary: 'Add funds (idempotent on reference: a repeated reference credits nothing)',
+        description:
+          'Adds amountUsd to the prepaid balance of the account named by x-account-id. The reference makes it safe to retry: a reference the account already used credits nothing and answers credited false with the current balance.',
       },
     })
     .input(
       z.strictObject({
-        amountUsd: usdAmount({ min: 0.000001, max: 1_000_000 }),
-        reference: z.string().min(1).max(128).meta({ description: 'Unique per account, e.g. the stablecoin transfer hash' }),
+        amountUsd: usdAmount({ min: 0.000001, max: 1_000_000 }).meta({ description: 'USD to add, more than 0 and at most 1,000,000, with at most 6 decimals', example: 25 }),
+        reference: z.string().min(1).max(128).meta({ description: 'Unique per account, e.g. the stablecoin transfer hash', example: 'invoice-2026-11-0042' }),
       }),
     )
     .output(z.object({ accountId: z.string(), balanceUsd: z.number(), credited: z.boolean() }))
@@ -70,8 +82,21 @@ export const accountsRouter = router({
     }),
 
   setRate: dashboardProcedure
-    .meta({ openapi: { method: 'PUT', path: '/accounts/rate', tags: TAG, summary: "Set the account's standard per-request rate" } })
-    .input(z.strictObject({ costPerRequestUsd: usdAmount({ min: 0, max: 100 }) }))
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/accounts/rate',
+        tags: TAG,
+        summary: "Set the account's standard per-request rate",
+        description:
+          'Gives the account named by x-account-id its own price per standard request in place of the server\'s (COST_PER_REQUEST_USD), from its next request on; private-company routes cost ten times it. Answers the account.',
+      },
+    })
+    .input(
+      z.strictObject({
+        costPerRequestUsd: usdAmount({ min: 0, max: 100 }).meta({ description: 'USD per standard request, 0 to 100, with at most 6 decimals (0 makes the account free)', example: 0.0015 }),
+      }),
+    )
     .output(accountView)
     .mutation(async ({ ctx, input }) => {
       const account = await setAccountRate(ctx.services.database.db, {
@@ -82,13 +107,26 @@ export const accountsRouter = router({
     }),
 
   setBillingPlan: dashboardProcedure
-    .meta({ openapi: { method: 'PUT', path: '/accounts/billing-plan', tags: TAG, summary: "Set the account's plan: prepaid (the balance pays) or metered (usage exported to Stripe, with an optional monthly cap)" } })
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/accounts/billing-plan',
+        tags: TAG,
+        summary: "Set the account's plan: prepaid (the balance pays) or metered (usage exported to Stripe, with an optional monthly cap)",
+        description:
+          'prepaid: every billed request is paid from the balance and refused (402) when it runs out. metered: requests are never refused for balance; their cost is exported to the Stripe customer, and an optional monthly cap refuses requests (402) once a UTC month reaches it. Answers the account.',
+      },
+    })
     .input(
       z
         .strictObject({
-          plan: z.enum(['prepaid', 'metered']),
-          stripeCustomerId: z.string().regex(/^cus_[A-Za-z0-9]{1,64}$/, 'must be a Stripe customer id (cus_…)').optional(),
-          monthlyCapUsd: usdAmount({ min: 0.000001, max: 10_000_000 }).optional().meta({ description: 'Metered only: the most a UTC month may cost' }),
+          plan: z.enum(['prepaid', 'metered']).meta({ description: 'prepaid (the balance pays) or metered (usage exported to Stripe)', example: 'metered' }),
+          stripeCustomerId: z
+            .string()
+            .regex(/^cus_[A-Za-z0-9]{1,64}$/, 'must be a Stripe customer id (cus_…)')
+            .optional()
+            .meta({ description: 'Metered only, and required for it: the Stripe customer the usage is exported to', example: 'cus_Q8aZ3kLm2NpR4t' }),
+          monthlyCapUsd: usdAmount({ min: 0.000001, max: 10_000_000 }).optional().meta({ description: 'Metered only: the most a UTC month may cost', example: 500 }),
         })
         .superRefine((input, issue) => {
           if (input.plan === 'metered' && !input.stripeCustomerId) issue.addIssue({ code: 'custom', path: ['stripeCustomerId'], message: 'required for the metered plan' });

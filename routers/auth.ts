@@ -20,7 +20,16 @@ const sessionView = z.object({
 
 export const authRouter = router({
   nonce: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/auth/nonce', tags: TAG, summary: 'A one-time nonce for an EIP-4361 sign-in message, and the fields the message must carry' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/auth/nonce',
+        tags: TAG,
+        summary: 'A one-time nonce for an EIP-4361 sign-in message, and the fields the message must carry',
+        description:
+          'Step 1 of a wallet sign-in: a nonce usable once, until expiresAt, and the domain, uri, chain id and version the EIP-4361 ("Sign-In with Ethereum") message must carry. Have the wallet sign a message with them, then send it to POST /api/auth/verify. Public and unbilled.',
+      },
+    })
     .input(noInput())
     .output(z.object({ nonce: z.string(), expiresAt: isoString(), domain: z.string(), uri: z.string(), chainId: z.number().int(), version: z.literal('1') }))
     .query(async ({ ctx }) => {
@@ -30,11 +39,35 @@ export const authRouter = router({
     }),
 
   verify: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/verify', tags: TAG, summary: 'Verify a signed EIP-4361 message: the wallet\'s account (created on its first sign-in) and a session cookie' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/verify',
+        tags: TAG,
+        summary: 'Verify a signed EIP-4361 message: the wallet\'s account (created on its first sign-in) and a session cookie',
+        description:
+          'Step 2 of a wallet sign-in: checks the message (this service\'s domain, uri and chain id, an unused and unexpired nonce from GET /api/auth/nonce) and its signature, then answers the wallet\'s account, creating it on the first sign-in, and sets the `pipo_session` cookie. The cookie then works in place of a key on the routes that list the Session scheme. Deposits the wallet sent before it had an account are credited now. 401 when the sign-in is refused.',
+      },
+    })
     .input(
       z.strictObject({
-        message: z.string().min(1).max(4096).meta({ description: 'The EIP-4361 message as signed' }),
-        signature: z.string().regex(/^0x[0-9a-fA-F]+$/, 'must be 0x-prefixed hex').max(20_000),
+        message: z
+          .string()
+          .min(1)
+          .max(4096)
+          .meta({
+            description: 'The EIP-4361 message as signed',
+            example:
+              'localhost:3000 wants you to sign in with your Ethereum account:\n0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\n\nSign in to Pre-IPO\n\nURI: http://localhost:3000\nVersion: 1\nChain ID: 137\nNonce: 8fKq2LmN4pRtW7xZ\nIssued At: 2026-11-22T06:00:00.000Z',
+          }),
+        signature: z
+          .string()
+          .regex(/^0x[0-9a-fA-F]+$/, 'must be 0x-prefixed hex')
+          .max(20_000)
+          .meta({
+            description: 'The wallet\'s signature of the message (EIP-191 personal_sign), 0x-prefixed hex; with a Polygon RPC configured, a smart-contract wallet\'s too (ERC-1271/6492)',
+            example: '0x4a6f4a6f4a6f4a6f4a6f4a6f4a6f4a6f9c1e9c1e9c1e9c1e9c1e9c1e9c1e9c1eb27db27db27db27db27db27db27db27de53ae53ae53ae53ae53ae53ae53ae53a1b',
+          }),
       }),
     )
     .output(z.object({ accountId: z.string(), address: z.string(), created: z.boolean().meta({ description: 'This sign-in created the account' }), expiresAt: isoString() }))
@@ -50,7 +83,16 @@ export const authRouter = router({
 
   /** For a page deciding what to show: never 401 (a signed-out visitor is an answer, not an error). */
   status: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/auth/status', tags: TAG, summary: 'Whether the request carries a live session (never 401): the page decides between sign-in and the account' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/auth/status',
+        tags: TAG,
+        summary: 'Whether the request carries a live session (never 401): the page decides between sign-in and the account',
+        description:
+          'Answers signedIn with the session\'s account, wallet and expiry, or signedIn false with nulls when the request has no live session (never 401, so a page can ask before it knows). Public and unbilled.',
+      },
+    })
     .input(noInput())
     .output(z.object({ signedIn: z.boolean(), accountId: z.string().nullable(), address: z.string().nullable(), expiresAt: isoString().nullable() }))
     .query(async ({ ctx }) => {
@@ -61,7 +103,15 @@ export const authRouter = router({
     }),
 
   session: sessionProcedure
-    .meta({ openapi: { method: 'GET', path: '/auth/session', tags: TAG, summary: 'The signed-in session: its account, wallet and expiry' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/auth/session',
+        tags: TAG,
+        summary: 'The signed-in session: its account, wallet and expiry',
+        description: 'The session cookie\'s account, the wallet that signed in, when the session expires, and every wallet of the account. 401 when the cookie is missing, expired or signed out.',
+      },
+    })
     .input(noInput())
     .output(sessionView)
     .query(async ({ ctx }) => ({
@@ -72,7 +122,16 @@ export const authRouter = router({
     })),
 
   logout: sessionProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/logout', tags: TAG, summary: 'End the session (the cookie stops working at once, on every instance)' } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/logout',
+        tags: TAG,
+        summary: 'End the session (the cookie stops working at once, on every instance)',
+        description:
+          'Revokes the session on the server, so the cookie stops working at once on every instance, and clears the cookie. Like every request that changes something with a session, it must carry an Origin of this service (403 FORBIDDEN_ORIGIN otherwise).',
+      },
+    })
     .input(noInput())
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx }) => {

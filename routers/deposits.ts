@@ -44,10 +44,19 @@ export const depositsRouter = router({
         path: '/accounts/deposits',
         tags: TAG,
         summary: 'Claim a stablecoin transfer to the deposit address: credited once its block is final (pending until then)',
+        description:
+          'Credits the account with the stablecoin transfers of this transaction to the service\'s deposit address (GET /api/accounts/deposits shows it), without waiting for the watcher: pending until its block is final, then credited once (claiming again credits nothing more). 404 when deposits are not enabled on this server or the transaction is not mined.',
         errorResponses: [404],
       },
     })
-    .input(z.strictObject({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hexadecimal digits') }))
+    .input(
+      z.strictObject({
+        txHash: z
+          .string()
+          .regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x followed by 64 hexadecimal digits')
+          .meta({ description: 'The transaction that sent the stablecoin to the deposit address', example: '0x9b2f5c1e7d4a8b3c6e0f1a2d5b8c7e4f3a6d9c0b1e2f5a8d7c4b3e6f9a0d1c2b' }),
+      }),
+    )
     .output(z.object({ deposits: z.array(deposit) }))
     .mutation(async ({ ctx, input }) => {
       const { deposits } = await claimDeposit(ctx.services.database.db, chainOf(ctx.services), ctx.services.config.deposits, { accountId: ctx.accountId, txHash: input.txHash });
@@ -55,8 +64,23 @@ export const depositsRouter = router({
     }),
 
   list: dashboardProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/accounts/deposits', tags: TAG, summary: "The account's deposits, newest first, with their transaction hashes" } })
-    .input(optionalParams({ limit: wholeNumber({ min: 1, max: 1000 }).default(100), offset: wholeNumber({ min: 0, max: 1_000_000 }).default(0) }))
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/accounts/deposits',
+        tags: TAG,
+        summary: "The account's deposits, newest first, with their transaction hashes",
+        description:
+          'The stablecoin transfers credited (or pending) to the account, newest first: chain, transaction, token, sender, amount and status, paged with limit and offset; and the deposit address to send to (null when deposits are not enabled).',
+      },
+    })
+    .input(
+      optionalParams({
+        limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: 'Deposits per page, 1 to 1000, default 100', example: 20 }),
+        offset: wholeNumber({ min: 0, max: 1_000_000 }).default(0).meta({ description: 'Deposits to skip, default 0', example: 0 }),
+      }),
+    )
     .output(z.object({ deposits: z.array(deposit), total: z.number().int(), depositAddress: z.string().nullable() }))
     .query(async ({ ctx, input }) => {
       const page = await listDeposits(ctx.services.database.db, ctx.accountId, { limit: input.limit, offset: input.offset });

@@ -16,16 +16,20 @@ export const eventsAdminRouter = router({
         path: '/events/{eventId}/resolution',
         tags: ['Operations'],
         summary: 'Resolve an event to its winning band, or void it (or correct either before anything settled); settles its open positions, exactly once',
+        description:
+          'For operators (a dashboard key, and x-account-id naming the operator\'s own account, recorded as who resolved it). Records the outcome, then settles every open position of the event: winning-band shares pay $1 (voided: every share $0.50) and the venue pays them out. Calling it again with the same outcome changes nothing and retries unpaid settlements; positions with a sale still pending settle on a later call.',
         errorResponses: [400, 404],
       },
     })
     .input(
       z
         .strictObject({
-          eventId: z.string().min(1).max(200).meta({ description: 'Our id, the venue\'s event slug or an alias' }),
-          winningBandId: z.string().min(1).max(200).optional().meta({ description: 'The id of the band that won (GET /api/trading/events); or send voided' }),
-          voided: z.literal(true).optional().meta({ description: 'The event was cancelled: every band\'s shares pay $0.50 (Polymarket\'s 50-50 for a cancelled market)' }),
+          eventId: z.string().min(1).max(200).meta({ description: 'Our id, the venue\'s event slug or an alias', example: 'openai-ipo' }),
+          winningBandId: z.string().min(1).max(200).optional().meta({ description: 'The id of the band that won (GET /api/trading/events); or send voided', example: 'paper-openai-ipo-3' }),
+          voided: z.literal(true).optional().meta({ description: 'The event was cancelled: every band\'s shares pay $0.50 (Polymarket\'s 50-50 for a cancelled market)', example: true }),
         })
+        // One outcome per request: the example names the winning band (the other way is { "voided": true }).
+        .meta({ examples: [{ winningBandId: 'paper-openai-ipo-3' }] })
         .refine((b) => (b.winningBandId === undefined) !== (b.voided === undefined), { message: 'send exactly one of winningBandId and voided', path: ['winningBandId'] }),
     )
     .output(

@@ -27,7 +27,17 @@ const capView = (k: { spendCapMicros: number | null; capPeriod: 'day' | 'month' 
 
 export const keysRouter = router({
   list: dashboardProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/keys', tags: TAG, summary: "The account's API keys, masked" } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/keys',
+        tags: TAG,
+        summary: "The account's API keys, masked",
+        description:
+          'Every API key of the account named by x-account-id (or of the signed-in account), active and revoked, newest first: masked (the full key is shown once, when it is created), when it was last used, and its spend cap with what it spent this period.',
+      },
+    })
     .input(noInput())
     .output(z.object({ keys: z.array(keyRecord) }))
     .query(async ({ ctx }) => {
@@ -39,15 +49,22 @@ export const keysRouter = router({
   create: accountCreatingProcedure
     .meta({
       session: true,
-      openapi: { method: 'POST', path: '/keys', tags: TAG, summary: 'Create an API key; the full key is returned only here' },
+      openapi: {
+        method: 'POST',
+        path: '/keys',
+        tags: TAG,
+        summary: 'Create an API key; the full key is returned only here',
+        description:
+          'Creates a key for the account named by x-account-id; an account\'s first key creates the account. The answer\'s `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account\'s other keys keep working).',
+      },
       successStatus: 201,
     })
     .input(
       z
         .strictObject({
-          name: z.string().trim().min(1).max(64),
-          spendCapUsd: usdAmount({ min: 0.000001, max: 10_000_000 }).optional().meta({ description: 'The most this key may spend per capPeriod; above it the key answers 402 (other keys keep working)' }),
-          capPeriod: z.enum(['day', 'month']).optional().meta({ description: 'UTC day or month (default month); needs spendCapUsd' }),
+          name: z.string().trim().min(1).max(64).meta({ description: 'A label for the key, 1 to 64 characters, shown in lists', example: 'production backend' }),
+          spendCapUsd: usdAmount({ min: 0.000001, max: 10_000_000 }).optional().meta({ description: 'The most this key may spend per capPeriod; above it the key answers 402 (other keys keep working)', example: 50 }),
+          capPeriod: z.enum(['day', 'month']).optional().meta({ description: 'UTC day or month (default month); needs spendCapUsd', example: 'month' }),
         })
         .refine((input) => input.capPeriod === undefined || input.spendCapUsd !== undefined, { path: ['capPeriod'], message: 'needs spendCapUsd' }),
     )
@@ -74,8 +91,18 @@ export const keysRouter = router({
     }),
 
   revoke: dashboardProcedure
-    .meta({ session: true, openapi: { method: 'DELETE', path: '/keys/{id}', tags: TAG, summary: 'Revoke an API key (permanent, immediate)', errorResponses: [404] } })
-    .input(z.strictObject({ id: z.string().min(1).max(64) }))
+    .meta({
+      session: true,
+      openapi: {
+        method: 'DELETE',
+        path: '/keys/{id}',
+        tags: TAG,
+        summary: 'Revoke an API key (permanent, immediate)',
+        description: 'Revokes the key at once and for good: its next request answers 401. Its usage records stay. 404 when the account has no active key with this id.',
+        errorResponses: [404],
+      },
+    })
+    .input(z.strictObject({ id: z.string().min(1).max(64).meta({ description: 'The key\'s id (key_…, from GET /api/keys), not the key itself', example: 'key_FnfU71WQeSY3DWtAZpbSi1' }) }))
     .output(z.object({ success: z.literal(true), id: z.string(), status: z.literal('revoked'), revokedAt: isoString() }))
     .mutation(async ({ ctx, input }) => {
       const revoked = await revokeApiKey(ctx.services.database.db, { accountId: ctx.accountId, keyId: input.id });

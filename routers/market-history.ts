@@ -51,11 +51,13 @@ export const marketHistoryRouter = router({
     })
     .input(
       optionalParams({
-        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (README "Event ids")' }),
-        interval: z.enum(['1m', '1h', '1d']).default('1h').meta({ description: '1m, 1h (default) or 1d; candles start on UTC boundaries' }),
-        from: isoInstant({ description: 'Start of the range (the candle holding it is included): an ISO 8601 date or date-time; default to − limit × interval' }).optional(),
-        to: isoInstant({ endOfDay: true, description: 'End of the range, inclusive (a date includes that whole UTC day); default now' }).optional(),
-        limit: wholeNumber({ min: 1, max: 5000 }).default(500).meta({ description: 'At most this many candles, the latest of the range: 1 to 5000, default 500' }),
+        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (README "Event ids")', example: 'openai-ipo' }),
+        interval: z.enum(['1m', '1h', '1d']).default('1h').meta({ description: '1m, 1h (default) or 1d; candles start on UTC boundaries', example: '1d' }),
+        from: isoInstant({ description: 'Start of the range (the candle holding it is included): an ISO 8601 date or date-time; default to − limit × interval' })
+          .meta({ example: '2026-10-01' })
+          .optional(),
+        to: isoInstant({ endOfDay: true, description: 'End of the range, inclusive (a date includes that whole UTC day); default now' }).meta({ example: '2026-11-22' }).optional(),
+        limit: wholeNumber({ min: 1, max: 5000 }).default(500).meta({ description: 'At most this many candles, the latest of the range: 1 to 5000, default 500', example: 60 }),
       }),
     )
     .output(

@@ -26,9 +26,13 @@ export const portfolioRouter = router({
     })
     .input(
       optionalParams({
-        interval: z.enum(['1h', '1d']).default('1h').meta({ description: '1h (default) or 1d; points on UTC boundaries' }),
-        from: isoInstant({ description: 'Start of the range: an ISO 8601 date or date-time; default 7 days (1h) or 365 days (1d) before to' }).optional(),
-        to: isoInstant({ endOfDay: true, description: 'End of the range, inclusive (a date includes that whole UTC day); default, and at most, now' }).optional(),
+        interval: z.enum(['1h', '1d']).default('1h').meta({ description: '1h (default) or 1d; points on UTC boundaries', example: '1d' }),
+        from: isoInstant({ description: 'Start of the range: an ISO 8601 date or date-time; default 7 days (1h) or 365 days (1d) before to' })
+          .meta({ example: '2026-10-01' })
+          .optional(),
+        to: isoInstant({ endOfDay: true, description: 'End of the range, inclusive (a date includes that whole UTC day); default, and at most, now' })
+          .meta({ example: '2026-11-22' })
+          .optional(),
       }),
     )
     .output(

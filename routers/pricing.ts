@@ -32,7 +32,16 @@ function standardPricingFor(costPerRequestMicros: number) {
 
 export const pricingRouter = router({
   get: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/pricing', tags: ['Account and billing'], summary: 'Standard request price' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/pricing',
+        tags: ['Account and billing'],
+        summary: 'Standard request price',
+        description:
+          'The server\'s standard price of a billed request, per 1,000 requests and per request (COST_PER_REQUEST_USD). Private-company routes cost ten times the standard rate, and an account may have its own rate: GET /api/billing shows the one that applies to you. Public and unbilled.',
+      },
+    })
     .input(noInput())
     .output(z.object({ pricing: pricingSchema, costPerRequestUsd: z.number() }))
     .query(({ ctx }) => standardPricingFor(ctx.services.config.costPerRequestMicros)),

@@ -1,5 +1,5 @@
 /**
- * The eight private-company routes (interface.md "Private companies", decisions §5), billed at the
+ * The eight private-company routes (docs/api.md "Private companies", docs/decisions.md §5), billed at the
  * private-company rate. Static paths (search, spacex, …) outrank /{id} by the route table's
  * specificity rule, whatever their order here.
  */
@@ -45,13 +45,14 @@ const detail = z.object({
   updatedAt: isoString(),
 });
 
-const text = (description: string) => z.string().trim().min(1).max(200).optional().meta({ description });
-const usdBound = (description: string) => wholeNumber({ min: 0, max: Number.MAX_SAFE_INTEGER }).optional().meta({ description });
-const yearBound = (description: string) => wholeNumber({ min: 0, max: 9999 }).optional().meta({ description });
-const employeeBound = (description: string) => wholeNumber({ min: 0, max: 100_000_000 }).optional().meta({ description });
+// Descriptions sit inside optional(): the OpenAPI generator documents an optional query parameter by its inner schema.
+const text = (description: string, example: string) => z.string().trim().min(1).max(200).meta({ description, example }).optional();
+const usdBound = (description: string, example: number) => wholeNumber({ min: 0, max: Number.MAX_SAFE_INTEGER }).meta({ description, example }).optional();
+const yearBound = (description: string, example: number) => wholeNumber({ min: 0, max: 9999 }).meta({ description, example }).optional();
+const employeeBound = (description: string, example: number) => wholeNumber({ min: 0, max: 100_000_000 }).meta({ description, example }).optional();
 const page = {
-  limit: wholeNumber({ min: 1, max: 200 }).default(50).meta({ description: '1 to 200, default 50' }),
-  offset: wholeNumber({ min: 0, max: 1_000_000_000 }).default(0).meta({ description: 'Rows to skip, default 0' }),
+  limit: wholeNumber({ min: 1, max: 200 }).default(50).meta({ description: 'Companies per page, 1 to 200, default 50', example: 20 }),
+  offset: wholeNumber({ min: 0, max: 1_000_000_000 }).default(0).meta({ description: 'Rows to skip, default 0', example: 0 }),
 };
 const SORTS = [...SORT_FIELDS, ...SORT_FIELDS.map((f) => `-${f}` as const)] as const;
 
@@ -59,22 +60,31 @@ const listOutput = z.object({ companies: z.array(condensed), total: z.number().i
 
 export const privateCompaniesRouter = router({
   list: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies', tags: TAGS, summary: 'Filtered, paginated list of companies (condensed)' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies',
+        tags: TAGS,
+        summary: 'Filtered, paginated list of companies (condensed)',
+        description:
+          'Companies of the curated dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.',
+      },
+    })
     .input(
       optionalParams({
-        industry: text('Exact industry, case-insensitive'),
-        country: text('Exact headquarters country, case-insensitive'),
-        backingType: text('Exact backing type, case-insensitive'),
-        minValuation: usdBound('Inclusive lower bound on valuationUsd'),
-        maxValuation: usdBound('Inclusive upper bound on valuationUsd'),
-        minFunding: usdBound('Inclusive lower bound on totalFundingUsd'),
-        maxFunding: usdBound('Inclusive upper bound on totalFundingUsd'),
-        minFoundedYear: yearBound('Inclusive lower bound on foundedYear'),
-        maxFoundedYear: yearBound('Inclusive upper bound on foundedYear'),
-        minEmployees: employeeBound('Inclusive lower bound on employees'),
-        maxEmployees: employeeBound('Inclusive upper bound on employees'),
-        updatedSince: isoInstant({ description: 'Only companies updated at or after this instant' }).optional(),
-        sort: z.enum(SORTS).optional().meta({ description: 'Sort field, `-` prefix for descending; default id' }),
+        industry: text('Exact industry, case-insensitive (GET /api/private-companies/industries lists them)', 'Artificial Intelligence'),
+        country: text('Exact headquarters country, case-insensitive (GET /api/private-companies/countries lists them)', 'United States'),
+        backingType: text('Exact backing type, case-insensitive (e.g. Venture Capital, Corporate, Founder-owned)', 'Venture Capital'),
+        minValuation: usdBound('Inclusive lower bound on valuationUsd (USD)', 10_000_000_000),
+        maxValuation: usdBound('Inclusive upper bound on valuationUsd (USD)', 500_000_000_000),
+        minFunding: usdBound('Inclusive lower bound on totalFundingUsd (USD)', 1_000_000_000),
+        maxFunding: usdBound('Inclusive upper bound on totalFundingUsd (USD)', 50_000_000_000),
+        minFoundedYear: yearBound('Inclusive lower bound on foundedYear', 2015),
+        maxFoundedYear: yearBound('Inclusive upper bound on foundedYear', 2022),
+        minEmployees: employeeBound('Inclusive lower bound on employees', 100),
+        maxEmployees: employeeBound('Inclusive upper bound on employees', 5000),
+        updatedSince: isoInstant({ description: 'Only companies updated at or after this instant' }).meta({ example: '2026-11-01' }).optional(),
+        sort: z.enum(SORTS).meta({ description: 'Sort field, `-` prefix for descending; default id', example: '-valuationUsd' }).optional(),
         ...page,
       }),
     )
@@ -89,8 +99,17 @@ export const privateCompaniesRouter = router({
     }),
 
   search: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies/search', tags: TAGS, summary: 'Search name and registeredName (exact, prefix, substring, then close spellings)' } })
-    .input(z.strictObject({ q: z.string().trim().min(2).max(200).meta({ description: 'At least 2 characters' }), ...page }))
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/search',
+        tags: TAGS,
+        summary: 'Search name and registeredName (exact, prefix, substring, then close spellings)',
+        description:
+          'Companies whose name or registered name matches q, best first: exact matches, then prefixes, then substrings, then close spellings (a typo still finds the company). Condensed like the list, paged with limit and offset. Billed at ten times the standard rate.',
+      },
+    })
+    .input(z.strictObject({ q: z.string().trim().min(2).max(200).meta({ description: 'The name to look for, at least 2 characters', example: 'anthropic' }), ...page }))
     .output(listOutput.extend({ query: z.string() }))
     .query(async ({ ctx, input }) => {
       const result = await searchCompanies(ctx.services.database.db, input.q, input);
@@ -98,13 +117,30 @@ export const privateCompaniesRouter = router({
     }),
 
   spacex: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies/spacex', tags: TAGS, summary: 'The latest SpaceX record', errorResponses: [404] } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/spacex',
+        tags: TAGS,
+        summary: 'The latest SpaceX record',
+        description: 'The full record of SpaceX (sourceId spacex), as GET /api/private-companies/source/spacex answers it. Billed at ten times the standard rate.',
+        errorResponses: [404],
+      },
+    })
     .input(noInput())
     .output(detail)
     .query(async ({ ctx }) => companyDetail(await companyBySourceId(ctx.services.database.db, SPACEX_SOURCE_ID))),
 
   industries: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies/industries', tags: TAGS, summary: 'Distinct industries, sorted' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/industries',
+        tags: TAGS,
+        summary: 'Distinct industries, sorted',
+        description: 'Every industry of the dataset, sorted, and how many there are: the values the list\'s industry filter accepts. Billed at ten times the standard rate.',
+      },
+    })
     .input(noInput())
     .output(z.object({ industries: z.array(z.string()), total: z.number().int() }))
     .query(async ({ ctx }) => {
@@ -114,7 +150,15 @@ export const privateCompaniesRouter = router({
     }),
 
   countries: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies/countries', tags: TAGS, summary: 'Distinct headquarters countries, sorted' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/countries',
+        tags: TAGS,
+        summary: 'Distinct headquarters countries, sorted',
+        description: 'Every headquarters country of the dataset, sorted, and how many there are: the values the list\'s country filter accepts. Billed at ten times the standard rate.',
+      },
+    })
     .input(noInput())
     .output(z.object({ countries: z.array(z.string()), total: z.number().int() }))
     .query(async ({ ctx }) => {
@@ -124,7 +168,16 @@ export const privateCompaniesRouter = router({
     }),
 
   stats: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies/stats', tags: TAGS, summary: 'Dataset aggregates (null and 0 ignored; averages rounded)' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/stats',
+        tags: TAGS,
+        summary: 'Dataset aggregates (null and 0 ignored; averages rounded)',
+        description:
+          'Counts, averages, extremes and sums over the whole dataset: companies, those with a valuation, funding and employee count, average, largest and smallest valuation, funding totals, and distinct industries and countries. Unknown (null) and 0 values are left out; averages are rounded. Billed at ten times the standard rate.',
+      },
+    })
     .input(noInput())
     .output(
       z.object({
@@ -146,14 +199,32 @@ export const privateCompaniesRouter = router({
     .query(({ ctx }) => ctx.services.companyAggregates.get(ctx.services.database.db, 'stats', () => companyStats(ctx.services.database.db))),
 
   bySourceId: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies/source/{sourceId}', tags: TAGS, summary: 'One company by its external sourceId', errorResponses: [404] } })
-    .input(z.strictObject({ sourceId: z.string().min(1).max(200) }))
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/source/{sourceId}',
+        tags: TAGS,
+        summary: 'One company by its external sourceId',
+        description: 'The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra. Billed at ten times the standard rate.',
+        errorResponses: [404],
+      },
+    })
+    .input(z.strictObject({ sourceId: z.string().min(1).max(200).meta({ description: 'The company\'s sourceId (its slug in the source dataset)', example: 'openai' }) }))
     .output(detail)
     .query(async ({ ctx, input }) => companyDetail(await companyBySourceId(ctx.services.database.db, input.sourceId))),
 
   byId: companyDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/private-companies/{id}', tags: TAGS, summary: 'One company by its numeric id, with extra', errorResponses: [404] } })
-    .input(z.strictObject({ id: wholeNumber({ min: 1, max: 2_147_483_647 }) }))
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/{id}',
+        tags: TAGS,
+        summary: 'One company by its numeric id, with extra',
+        description: 'The full record of one company: every field of the dataset, the source\'s extra fields, headquarters and timestamps. Billed at ten times the standard rate.',
+        errorResponses: [404],
+      },
+    })
+    .input(z.strictObject({ id: wholeNumber({ min: 1, max: 2_147_483_647 }).meta({ description: 'The company\'s id (from the list or a search)', example: 1 }) }))
     .output(detail)
     .query(async ({ ctx, input }) => companyDetail(await companyById(ctx.services.database.db, input.id))),
 });

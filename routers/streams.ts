@@ -22,15 +22,18 @@ export const MAX_STREAM_EVENTS = 50;
 
 
 const slug = () => z.string().min(1).max(200);
-const lastEventIdParam = () =>
+const lastEventIdParam = (example: string) =>
   z
     .string()
     .max(1000)
-    .meta({ description: 'Resume after this message id (what the stream sent as `id:`); the Last-Event-ID header wins over it' });
+    .meta({ description: 'Resume after this message id (what the stream sent as `id:`); the Last-Event-ID header wins over it', example });
 
 const eventSlugs = z
   .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(slug()).min(1).max(MAX_STREAM_EVENTS))
-  .meta({ description: `The events, each by our id, the venue's event slug or an alias (as /trading/valuation); repeat the parameter for several (at most ${MAX_STREAM_EVENTS})` });
+  .meta({
+    description: `The events, each by our id, the venue's event slug or an alias (as /trading/valuation); repeat the parameter for several (at most ${MAX_STREAM_EVENTS})`,
+    example: ['openai-ipo', 'anthropic-ipo'],
+  });
 
 const accountEvent = z.object({
   seq: z.number().int().meta({ description: 'Outbox position (ids and resumes are built from it); dedupe by it' }),
@@ -54,7 +57,7 @@ export const streamsRouter = router({
         errorResponses: [404, 503],
       },
     })
-    .input(optionalParams({ eventSlug: eventSlugs, lastEventId: lastEventIdParam().optional() }))
+    .input(optionalParams({ eventSlug: eventSlugs, lastEventId: lastEventIdParam('1764000000123-0-k3x9q1').optional() }))
     .output(
       z.object({
         messages: z.array(z.object({ id: z.string(), data: valuationAnswer })).meta({ description: 'Oldest first: what a stream would send on connect' }),
@@ -76,7 +79,7 @@ export const streamsRouter = router({
         errorResponses: [503],
       },
     })
-    .input(optionalParams({ lastEventId: lastEventIdParam().optional() }))
+    .input(optionalParams({ lastEventId: lastEventIdParam('41').optional() }))
     .output(z.object({ events: z.array(accountEvent).meta({ description: 'Oldest first' }), lastEventId: z.string().meta({ description: 'Resume from here' }) }))
     .query(({ ctx, input }) => accountCatchUp(ctx, input)),
 

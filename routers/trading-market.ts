@@ -1,5 +1,5 @@
 /**
- * Public market data (interface.md "Trading market data", decisions §6): events, one event's
+ * Public market data (docs/api.md "Trading market data", docs/decisions.md §6): events, one event's
  * valuation, and every event's summary. Unbilled; limited per client IP.
  */
 import { z } from 'zod';
@@ -13,11 +13,12 @@ import { isoString, noInput, optionalParams } from './params.ts';
 const TAGS = ['Trading market data'];
 
 /** A floor in [0, 1], as a JSON number or a decimal string; failures are INVALID_FLOOR. */
-const floor = (description: string) =>
+// The description sits inside optional(): the OpenAPI generator documents an optional query parameter by its inner schema.
+const floor = (description: string, example: number) =>
   z
     .preprocess((v) => (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v) ? Number(v) : v), z.number().min(0).max(1))
-    .optional()
-    .meta({ description });
+    .meta({ description, example })
+    .optional();
 
 const eventStatus = z
   .enum(['open', 'closed', 'resolved', 'voided'])
@@ -82,20 +83,37 @@ export const valuationAnswer = z.object({
 
 export const tradingMarketRouter = router({
   events: marketDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/events', tags: TAGS, summary: 'Supported IPO valuation events and their bands' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/trading/events',
+        tags: TAGS,
+        summary: 'Supported IPO valuation events and their bands',
+        description:
+          'Every supported event: its status (open, closed, resolved, voided), end date, venue slug, the other ids it answers to, and its valuation bands (billions of USD) with their ids. An event may be named by its id, its venue slug or an alias on every route that takes one. Public and unbilled.',
+      },
+    })
     .input(noInput())
     .output(z.object({ events: z.array(event) }))
     .query(async ({ ctx }) => ({ events: (await ctx.services.marketData.snapshot()).events.map((e) => ({ ...eventSummary(e), aliases: e.aliases })) })),
 
   valuation: marketDataProcedure
     .meta({
-      openapi: { method: 'GET', path: '/trading/valuation', tags: TAGS, summary: 'Band prices, costs, returns, slippage and breakdown of one event', errorResponses: [404] },
+      openapi: {
+        method: 'GET',
+        path: '/trading/valuation',
+        tags: TAGS,
+        summary: 'Band prices, costs, returns, slippage and breakdown of one event',
+        description:
+          'One event priced from the current market snapshot: each band\'s price, the cost of one LONG and one SHORT unit at the given floors and their best and worst returns, bid/ask slippage, the per-band breakdown (weights, cost contributions, return if that band wins) and the implied valuation in billions of USD. Public and unbilled; also the message of the live valuation stream (GET /api/trading/stream).',
+        errorResponses: [404],
+      },
     })
     .input(
       optionalParams({
-        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (README "Event ids"); the answer\'s event.slug is our id' }),
-        floorL: floor('LONG floor for this quote, 0 to 1 (default 0.20)'),
-        floorS: floor('SHORT floor for this quote, 0 to 1 (default 0.15)'),
+        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (README "Event ids"); the answer\'s event.slug is our id', example: 'openai-ipo' }),
+        floorL: floor('LONG floor for this quote, 0 to 1 (default 0.20)', DEFAULT_FLOORS.floorL),
+        floorS: floor('SHORT floor for this quote, 0 to 1 (default 0.15)', DEFAULT_FLOORS.floorS),
       }),
     )
     .output(valuationAnswer)
@@ -106,7 +124,16 @@ export const tradingMarketRouter = router({
     }),
 
   valuationAll: marketDataProcedure
-    .meta({ openapi: { method: 'GET', path: '/trading/valuation/all', tags: TAGS, summary: 'Implied valuation and costs of every event (default floors)' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/trading/valuation/all',
+        tags: TAGS,
+        summary: 'Implied valuation and costs of every event (default floors)',
+        description:
+          'For every event: the implied valuation (billions of USD; null when no band but "No IPO" has a price), the cost of one LONG and one SHORT unit at the default floors (0.20 and 0.15), and when its market data was last updated. Public and unbilled.',
+      },
+    })
     .input(noInput())
     .output(
       z.object({

@@ -1,4 +1,4 @@
-/** Orders and trade history (interface.md "Orders", "History"). */
+/** Orders and trade history (docs/api.md "Orders", "History"). */
 import { z } from 'zod';
 import { ApiError } from '../server/errors.ts';
 import { canonicalEventId } from '../server/events/resolve.ts';
@@ -15,12 +15,23 @@ const ORDER_FILTER = { pending: 'PENDING', matched: 'MATCHED', cancelled: 'CANCE
 
 export const tradingOrdersRouter = router({
   list: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/orders', tags: ['Orders'], summary: 'The user\'s orders, newest first' } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/orders',
+        tags: ['Orders'],
+        summary: 'The user\'s orders, newest first',
+        description:
+          'Every order sent to the venue for the user in x-user-id, newest first: band, side, why it was sent (open, close or unwind), limit and fill prices, size, filled shares, fees and status. Filter by status and position; page with limit and offset.',
+      },
+    })
     .input(
       optionalParams({
-        status: z.enum(['pending', 'matched', 'cancelled', 'rejected', 'all']).default('all').meta({ description: 'Default all' }),
-        positionId: z.string().min(1).max(64).optional(),
-        limit: wholeNumber({ min: 1, max: 500 }).default(50).meta({ description: '1 to 500, default 50' }),
+        status: z.enum(['pending', 'matched', 'cancelled', 'rejected', 'all']).default('all').meta({ description: 'Only orders in this state: pending, matched, cancelled, rejected or all (default)', example: 'matched' }),
+        // The description sits inside optional(): the OpenAPI generator documents an optional query parameter by its inner schema.
+        positionId: z.string().min(1).max(64).meta({ description: 'Only the orders of this position (pos_…)', example: 'pos_8Hn3QwZr5KcV2mTy7LpX9d' }).optional(),
+        limit: wholeNumber({ min: 1, max: 500 }).default(50).meta({ description: 'Orders per page, 1 to 500, default 50', example: 20 }),
         offset: pageOffset(),
       }),
     )
@@ -37,6 +48,8 @@ export const tradingOrdersRouter = router({
         path: '/trading/orders/sync',
         tags: ['Orders'],
         summary: 'Ask the venue about every PENDING order, apply the answers and settle the positions involved',
+        description:
+          'For orders whose outcome is not known yet (a timeout, a crash, a venue that answered late): asks the venue about each PENDING order of the user, records what it became, and settles the buys and sales involved (a buy whose bands did not all fill is unwound). A trade that answered 503 is completed this way.',
         errorResponses: [403, 503],
       },
     })
@@ -52,8 +65,18 @@ export const tradingOrdersRouter = router({
     .mutation(({ ctx }) => syncOrders(ctx.services, ctx.user)),
 
   get: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/orders/{orderId}', tags: ['Orders'], summary: 'One order', errorResponses: [404] } })
-    .input(z.strictObject({ orderId: z.string().min(1).max(64) }))
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/orders/{orderId}',
+        tags: ['Orders'],
+        summary: 'One order',
+        description: 'One order of the user, as the list shows it, with its band\'s label, the shares still unfilled and the settlement transaction (null on the paper venue).',
+        errorResponses: [404],
+      },
+    })
+    .input(z.strictObject({ orderId: z.string().min(1).max(64).meta({ description: 'The order id (ord_…, from GET /api/trading/orders or a trade\'s answer)', example: 'ord_5Tq9WmR2xKpB7nVc3HyL8e' }) }))
     .output(detailShape)
     .query(async ({ ctx, input }) => {
       const order = await getOrder(ctx.services.database.db, ctx.user, input.orderId);
@@ -63,13 +86,23 @@ export const tradingOrdersRouter = router({
     }),
 
   history: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/history', tags: ['History'], summary: 'Trades (fills), newest first, with a summary of the filtered set' } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/history',
+        tags: ['History'],
+        summary: 'Trades (fills), newest first, with a summary of the filtered set',
+        description:
+          'Every fill of the user\'s orders and every settlement payout (action SETTLE), newest first, with shares, amount, price, fees and realised P&L; and the count, volume, fees and realised P&L of the whole filtered set. Filter by event and date range; page with limit and offset.',
+      },
+    })
     .input(
       optionalParams({
         eventId: eventFilter(),
-        startDate: isoInstant({ description: 'Inclusive: an ISO 8601 date or date-time' }).optional(),
-        endDate: isoInstant({ endOfDay: true, description: 'Inclusive; a date includes that whole UTC day' }).optional(),
-        limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: '1 to 1000, default 100' }),
+        startDate: isoInstant({ description: 'Inclusive: an ISO 8601 date or date-time' }).meta({ example: '2026-11-01' }).optional(),
+        endDate: isoInstant({ endOfDay: true, description: 'Inclusive; a date includes that whole UTC day' }).meta({ example: '2026-11-22' }).optional(),
+        limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: 'Trades per page, 1 to 1000, default 100', example: 50 }),
         offset: pageOffset(),
       }),
     )

@@ -1,4 +1,4 @@
-/** Positions (interface.md "Positions"): list, detail, value at the bids, and the wallet sync. */
+/** Positions (docs/api.md "Positions"): list, detail, value at the bids, and the wallet sync. */
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import { resolveEvent } from '../server/events/resolve.ts';
@@ -12,16 +12,26 @@ import { positionDetail as detailShape, positionStatus, positionSummary as summa
 import { eventFilter, pageFields, pageOffset } from './trading-paging.ts';
 
 const TAGS = ['Positions'];
-const positionId = z.strictObject({ id: z.string().min(1).max(64).meta({ description: 'Position id (pos_…)' }) });
+const positionId = z.strictObject({ id: z.string().min(1).max(64).meta({ description: 'Position id (pos_…)', example: 'pos_8Hn3QwZr5KcV2mTy7LpX9d' }) });
 
 export const tradingPositionsRouter = router({
   list: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/positions', tags: TAGS, summary: 'The user\'s positions, newest first, valued at the current bids' } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/positions',
+        tags: TAGS,
+        summary: 'The user\'s positions, newest first, valued at the current bids',
+        description:
+          'The positions of the user in x-user-id, newest first, each with its entry price, cost, what it would fetch now at the bids and its realised and unrealised P&L. Filter by status (open by default) and event; page with limit and offset.',
+      },
+    })
     .input(
       optionalParams({
-        status: z.enum(['open', 'closed', 'pending', 'settled', 'all']).default('open').meta({ description: 'open (default), closed, pending (buy not yet settled), settled (paid out at resolution) or all' }),
+        status: z.enum(['open', 'closed', 'pending', 'settled', 'all']).default('open').meta({ description: 'open (default), closed, pending (buy not yet settled), settled (paid out at resolution) or all', example: 'open' }),
         eventId: eventFilter(),
-        limit: wholeNumber({ min: 1, max: 500 }).default(100).meta({ description: '1 to 500, default 100' }),
+        limit: wholeNumber({ min: 1, max: 500 }).default(100).meta({ description: 'Positions per page, 1 to 500, default 100', example: 20 }),
         offset: pageOffset(),
       }),
     )
@@ -40,6 +50,8 @@ export const tradingPositionsRouter = router({
         path: '/trading/positions/sync',
         tags: TAGS,
         summary: 'Settle pending orders, then check every open position against the wallet\'s token balances',
+        description:
+          'Brings the records in line with the chain: first settles the user\'s pending orders with the venue (like POST /api/trading/orders/sync), then reads the wallet\'s token balances: pending positions the balances prove are opened, open positions whose tokens are gone are closed, and tokens no position explains are listed as untracked.',
         errorResponses: [403, 503],
       },
     })
@@ -50,7 +62,7 @@ export const tradingPositionsRouter = router({
           .refine((a) => isAddress(a, { strict: false }), 'must be an EVM address (0x and 40 hex digits)')
           .transform((a) => getAddress(a))
           .optional()
-          .meta({ description: 'Defaults to the walletAddress in the settings' }),
+          .meta({ description: 'The wallet to read (an EVM address); defaults to the walletAddress in the settings', example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }),
       }),
     )
     .output(
@@ -66,7 +78,17 @@ export const tradingPositionsRouter = router({
     .mutation(({ ctx, input }) => syncPositions(ctx.services, ctx.user, input.walletAddress)),
 
   get: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/positions/{id}', tags: TAGS, summary: 'One position with its bands', errorResponses: [404] } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/positions/{id}',
+        tags: TAGS,
+        summary: 'One position with its bands',
+        description: 'One position of the user: its totals like the list, its floors, why a failed buy was unwound, and each band\'s shares with the price paid and the best bid now. 404 POSITION_NOT_FOUND for another user\'s position.',
+        errorResponses: [404],
+      },
+    })
     .input(positionId)
     .output(detailShape)
     .query(async ({ ctx, input }) => {
@@ -76,7 +98,17 @@ export const tradingPositionsRouter = router({
     }),
 
   value: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/positions/{id}/value', tags: TAGS, summary: 'What a position is worth now, band by band, at the bids', errorResponses: [404] } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/positions/{id}/value',
+        tags: TAGS,
+        summary: 'What a position is worth now, band by band, at the bids',
+        description: 'What the position\'s shares would fetch now, band by band at the best bids, its unrealised P&L, and the time of the market snapshot valued from. POST /api/trading/sell/quote gives the exact proceeds of a sale, walking the books.',
+        errorResponses: [404],
+      },
+    })
     .input(positionId)
     .output(
       z.object({

@@ -1,6 +1,6 @@
 /**
- * Trading settings and venue credentials (interface.md "Trading settings and credentials",
- * decisions §7). Key+User routes: everything is scoped to (account, x-user-id).
+ * Trading settings and venue credentials (docs/api.md "Trading settings and credentials",
+ * docs/decisions.md §7). Key+User routes: everything is scoped to (account, x-user-id).
  */
 import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
@@ -13,7 +13,7 @@ import { noInput, optionalParams } from './params.ts';
 
 const TAGS = ['Trading settings and credentials'];
 
-const floor = (description: string) => z.number().min(0).max(1).optional().meta({ description });
+const floor = (description: string, example: number) => z.number().min(0).max(1).optional().meta({ description, example });
 const settingsView = z.object({
   floorL: z.number(),
   floorS: z.number(),
@@ -31,24 +31,42 @@ async function settingsOf(services: Services, user: TradingUser) {
 
 export const tradingSettingsRouter = router({
   get: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/settings', tags: TAGS, summary: 'Floors, wallet and whether venue credentials are stored' } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/settings',
+        tags: TAGS,
+        summary: 'Floors, wallet and whether venue credentials are stored',
+        description:
+          'The trading settings of the user in x-user-id: the LONG and SHORT floors buys use by default (0.20 and 0.15 until changed), the funding wallet, whether venue credentials are stored, and on the live venue the session key that signs the orders.',
+      },
+    })
     .input(noInput())
     .output(settingsView)
     .query(({ ctx }) => settingsOf(ctx.services, ctx.user)),
 
   update: userProcedure
-    .meta({ openapi: { method: 'PUT', path: '/trading/settings', tags: TAGS, summary: 'Change floors and wallet; answers the full settings' } })
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/trading/settings',
+        tags: TAGS,
+        summary: 'Change floors and wallet; answers the full settings',
+        description: 'Changes only the fields sent (floors for the next buys, the funding wallet; null clears the wallet) and answers the full settings. A floor outside 0 to 1 is 400 INVALID_FLOOR.',
+      },
+    })
     .input(
       optionalParams({
-        floorL: floor('LONG floor, 0 to 1'),
-        floorS: floor('SHORT floor, 0 to 1'),
+        floorL: floor('LONG floor, 0 to 1: what a LONG unit pays if the bottom band wins', 0.25),
+        floorS: floor('SHORT floor, 0 to 1: what a SHORT unit pays if the top band wins', 0.15),
         walletAddress: z
           .string()
           .refine((a) => isAddress(a, { strict: false }), 'must be an EVM address (0x and 40 hex digits)')
           .transform((a) => getAddress(a))
           .nullable()
           .optional()
-          .meta({ description: 'The funding wallet; null clears it' }),
+          .meta({ description: 'The funding wallet (an EVM address); null clears it', example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }),
       }),
     )
     .output(settingsView)
@@ -59,9 +77,23 @@ export const tradingSettingsRouter = router({
 
   storeCredentials: userProcedure
     .meta({
-      openapi: { method: 'POST', path: '/trading/credentials', tags: TAGS, summary: 'Store venue credentials (checked with the venue, encrypted at rest)', errorResponses: [403] },
+      openapi: {
+        method: 'POST',
+        path: '/trading/credentials',
+        tags: TAGS,
+        summary: 'Store venue credentials (checked with the venue, encrypted at rest)',
+        description:
+          'Stores the user\'s venue API credentials, which buys and sales need: they are checked with the venue first (403 INVALID_CREDENTIALS when refused), encrypted at rest and never returned. Storing again replaces them.',
+        errorResponses: [403],
+      },
     })
-    .input(z.strictObject({ apiKey: z.string().min(1).max(512), secret: z.string().min(1).max(512), passphrase: z.string().min(1).max(512) }))
+    .input(
+      z.strictObject({
+        apiKey: z.string().min(1).max(512).meta({ description: 'The venue API key', example: '3f8a2c71-9d4e-4b6a-8e15-7c2d9f0b4a63' }),
+        secret: z.string().min(1).max(512).meta({ description: 'The venue API secret (base64)', example: 'dGhpc2lzbm90YXJlYWxzZWNyZXRqdXN0YW5leGFtcGxlPQ==' }),
+        passphrase: z.string().min(1).max(512).meta({ description: 'The venue API passphrase', example: '9c1e4b7f2a5d8e3b6c0f1a4d7e2b5c8f' }),
+      }),
+    )
     .output(outcome)
     .mutation(async ({ ctx, input }) => {
       const { database, venue, credentialCipher } = ctx.services;
@@ -70,7 +102,15 @@ export const tradingSettingsRouter = router({
     }),
 
   deleteCredentials: userProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/trading/credentials', tags: TAGS, summary: 'Delete stored venue credentials (idempotent)' } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/trading/credentials',
+        tags: TAGS,
+        summary: 'Delete stored venue credentials (idempotent)',
+        description: 'Deletes the user\'s stored venue credentials; the message says whether there were any. Buys and sales need credentials again afterwards.',
+      },
+    })
     .input(noInput())
     .output(outcome)
     .mutation(async ({ ctx }) => {

@@ -30,12 +30,23 @@ const settlement = z.object({
 
 export const tradingSettlementsRouter = router({
   list: userProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/trading/settlements', tags: ['History'], summary: 'Positions paid out at their event\'s resolution, newest first, with a summary', errorResponses: [404] } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/trading/settlements',
+        tags: ['History'],
+        summary: 'Positions paid out at their event\'s resolution, newest first, with a summary',
+        description:
+          'When an event resolves (or is voided), each of its open positions settles: its winning-band shares pay $1 (voided: every share $0.50). This lists the user\'s settlements, newest first, with the payout, realised P&L and whether the venue has paid it yet, and sums up the filtered set. 404 for an unknown eventId.',
+        errorResponses: [404],
+      },
+    })
     .input(
       optionalParams({
         eventId: eventFilter(),
-        positionId: z.string().min(1).max(64).optional().meta({ description: 'Only this position' }),
-        limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: '1 to 1000, default 100' }),
+        positionId: z.string().min(1).max(64).meta({ description: 'Only this position (pos_…)', example: 'pos_8Hn3QwZr5KcV2mTy7LpX9d' }).optional(),
+        limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: 'Settlements per page, 1 to 1000, default 100', example: 50 }),
         offset: pageOffset(),
       }),
     )

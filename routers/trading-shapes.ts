@@ -1,4 +1,4 @@
-/** Output shapes shared by the trading routers (interface.md "Position", "Order", "Trade"). */
+/** Output shapes shared by the trading routers (docs/api.md "Position", "Order", "Trade"). */
 import { z } from 'zod';
 import { isoString } from './params.ts';
 

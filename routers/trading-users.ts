@@ -14,9 +14,11 @@ export const tradingUsersRouter = router({
         path: '/trading/users',
         tags: ['Positions'],
         summary: "The account's trading users (every x-user-id it has traded for or configured), most recently active first",
+        description:
+          'Every trading user of the calling account (each x-user-id it has traded for or stored settings for), most recently active first, with how many positions each holds: for choosing whose positions to read. Needs only the key (no x-user-id).',
       },
     })
-    .input(optionalParams({ limit: wholeNumber({ min: 1, max: 1000 }).default(200).meta({ description: '1 to 1000, default 200' }) }))
+    .input(optionalParams({ limit: wholeNumber({ min: 1, max: 1000 }).default(200).meta({ description: 'At most this many users, 1 to 1000, default 200', example: 50 }) }))
     .output(
       z.object({
         users: z.array(

@@ -1,5 +1,5 @@
 /**
- * Trading operations (interface.md "Trading operations", decisions §7): open a position, sell part or
+ * Trading operations (docs/api.md "Trading operations", docs/decisions.md §7): open a position, sell part or
  * all of one. Both accept an Idempotency-Key header. Key+User routes under the trade rate limit.
  * A quote (the buy's plan, nothing placed) is a Key+User route at the standard key rate.
  */
@@ -15,36 +15,37 @@ import { quoteSale } from '../server/trading/sell-quote.ts';
 import type { RequestContext } from '../server/trpc/context.ts';
 import { router } from '../server/trpc/init.ts';
 import { tradeProcedure, userProcedure } from '../server/trpc/procedures.ts';
+import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
 import { usdAmount } from './params.ts';
 import { buyQuote, operationOrder, positionStatus, saleQuote, unsoldBand } from './trading-shapes.ts';
 
 const TAGS = ['Trading'];
-const floor = (description: string) => z.number().min(0).max(1).optional().meta({ description });
+const floor = (description: string, example: number) => z.number().min(0).max(1).optional().meta({ description, example });
 const ERRORS = [402, 403, 404, 409, 422, 503];
 
 type UserContext = RequestContext & { user: { accountId: string; userId: string } };
 
 /** Which position, and how much of it: a sale and its quote. */
 const saleOf = {
-  positionId: z.string().min(1).max(64).meta({ description: 'The position to sell (pos_…)' }),
+  positionId: z.string().min(1).max(64).meta({ description: 'The position to sell (pos_…, from GET /api/trading/positions)', example: 'pos_8Hn3QwZr5KcV2mTy7LpX9d' }),
   percentage: z
     .number()
     .min(1)
     .max(100)
     .default(100)
-    .meta({ description: '1 to 100, default 100. A partial sale sells the same fraction of every band (the position keeps its shape) or is refused with the percentages that would' }),
+    .meta({ description: '1 to 100, default 100. A partial sale sells the same fraction of every band (the position keeps its shape) or is refused with the percentages that would', example: 50 }),
 };
 
 /** The buy body; a quote takes the same. */
 const buyInput = z.strictObject({
-  eventId: z.string().min(1).max(128).meta({ description: 'The event to trade (GET /api/trading/events)' }),
-  side: z.enum(['LONG', 'SHORT']),
-  amount: usdAmount({ min: 1, max: 1_000_000 }).meta({ description: 'USD to spend, at least 1; the buy never spends more than this' }),
-  floorL: floor('Overrides the stored LONG floor for this trade, 0 to 1'),
-  floorS: floor('Overrides the stored SHORT floor for this trade, 0 to 1'),
+  eventId: z.string().min(1).max(128).meta({ description: 'The event to trade, while it is open: our id, the venue\'s event slug or an alias (GET /api/trading/events)', example: 'openai-ipo' }),
+  side: z.enum(['LONG', 'SHORT']).meta({ description: 'LONG: each unit pays $1 if the top band wins, down to floorL if the bottom one does (a bet on a high valuation). SHORT mirrors it, from $1 at the bottom band to floorS at the top', example: 'LONG' }),
+  amount: usdAmount({ min: 1, max: 1_000_000 }).meta({ description: 'USD to spend, at least 1; the buy never spends more than this', example: 100 }),
+  floorL: floor('Overrides the stored LONG floor for this trade, 0 to 1 (default 0.20)', DEFAULT_FLOORS.floorL),
+  floorS: floor('Overrides the stored SHORT floor for this trade, 0 to 1 (default 0.15)', DEFAULT_FLOORS.floorS),
   maxAveragePrice: usdAmount({ min: 0.000001, max: 1_000 })
     .optional()
-    .meta({ description: 'Most USD per unit (totalCost / units) the plan may reach; above it nothing is sent and the answer is 422 ORDER_REJECTED naming the price reached' }),
+    .meta({ description: 'Most USD per unit (totalCost / units) the plan may reach; above it nothing is sent and the answer is 422 ORDER_REJECTED naming the price reached', example: 0.36 }),
 });
 
 /** The buy body as buy.ts and quote.ts take it: our event id, amounts in micro-units. */
@@ -90,6 +91,8 @@ export const tradingRouter = router({
         path: '/trading/buy',
         tags: TAGS,
         summary: 'Open a LONG or SHORT position: one all-or-nothing order per band, sized to the amount',
+        description:
+          'Plans the buy like POST /api/trading/quote (one order per band whose weight is positive, sized so the whole costs at most `amount`), then sends every order as fill-or-kill at its limit. If any band does not fill, the filled ones are sold back and the answer is 422 ORDER_REJECTED (the position records why). The floors default to the user\'s stored ones (PUT /api/trading/settings). Send an Idempotency-Key: a retry with the same key and body answers what the first request became, and never buys twice.',
         errorResponses: ERRORS,
       },
     })
@@ -128,6 +131,8 @@ export const tradingRouter = router({
         path: '/trading/quote',
         tags: TAGS,
         summary: "A buy's exact plan against the books of this moment, without placing anything",
+        description:
+          'Takes the body of POST /api/trading/buy and answers what that buy would send now: the shares, cost and limit price of each band, the units, the average price per unit, the most it can spend and the least amount this event, side and floors accept. Nothing is placed and no venue credentials are needed; 422 when the buy itself would be refused (event not open, amount under the minimum, maxAveragePrice exceeded).',
         errorResponses: [404, 422, 503],
       },
     })
@@ -144,6 +149,8 @@ export const tradingRouter = router({
         path: '/trading/sell',
         tags: TAGS,
         summary: 'Sell a percentage of every band of a position at the bids (100 closes it)',
+        description:
+          'Sells the same fraction of every band the position holds, each as an order at the bids it walks (POST /api/trading/sell/quote shows the plan). Bands without bids, or with fewer shares than the venue minimum, stay in the position and are listed in `unsold`. A partial percentage that would leave a band under the minimum is refused (422) with the percentages that work. Accepts an Idempotency-Key, like a buy.',
         errorResponses: ERRORS,
       },
     })
@@ -155,7 +162,7 @@ export const tradingRouter = router({
           .min(0)
           .max(1)
           .optional()
-          .meta({ description: 'Least USD per unit sold (proceeds / units), 0 to 1: a plan below it is refused (422) and nothing is sent' }),
+          .meta({ description: 'Least USD per unit sold (proceeds / units), 0 to 1: a plan below it is refused (422) and nothing is sent', example: 0.3 }),
       }),
     )
     .output(
@@ -187,6 +194,8 @@ export const tradingRouter = router({
         path: '/trading/sell/quote',
         tags: TAGS,
         summary: "A sale's exact plan against the books of this moment, without placing anything: proceeds, average price per unit, P&L",
+        description:
+          'Takes the positionId and percentage of POST /api/trading/sell and answers what that sale would send now: per band, the shares, worst bid reached, proceeds and cost basis leaving, and whether it can sell; in total, the proceeds, the average price per unit, the P&L and the partial percentages that keep the position\'s shape. Nothing is placed.',
         errorResponses: [404, 422, 503],
       },
     })

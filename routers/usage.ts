@@ -17,10 +17,10 @@ const usageRecord = z.object({
 });
 
 const filters = {
-  from: isoInstant({ description: 'Inclusive start: an ISO 8601 date or date-time' }).optional(),
-  to: isoInstant({ endOfDay: true, description: 'Inclusive end; a date includes that whole UTC day' }).optional(),
-  keyId: z.string().min(1).max(64).optional().meta({ description: 'Only the requests of this API key' }),
-  path: z.string().min(1).max(256).optional().meta({ description: 'Only the requests to this path, as recorded (e.g. /api/billing, /trpc/billing.get)' }),
+  from: isoInstant({ description: 'Inclusive start: an ISO 8601 date or date-time' }).meta({ example: '2026-11-01' }).optional(),
+  to: isoInstant({ endOfDay: true, description: 'Inclusive end; a date includes that whole UTC day' }).meta({ example: '2026-11-22' }).optional(),
+  keyId: z.string().min(1).max(64).meta({ description: 'Only the requests of this API key (key_…, from GET /api/keys)', example: 'key_FnfU71WQeSY3DWtAZpbSi1' }).optional(),
+  path: z.string().min(1).max(256).meta({ description: 'Only the requests to this path, as recorded (e.g. /api/billing, /trpc/billing.get)', example: '/api/private-companies' }).optional(),
 };
 
 /** An hour bucket over more than this many days would be a chart no one can read: 400. */
@@ -37,13 +37,15 @@ export const usageRouter = router({
         path: '/usage',
         tags: ['Account and billing'],
         summary: 'Billed requests of the calling account, newest first',
+        description:
+          'Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset (total counts the whole filtered set). With a session: the signed-in account, and reading it is not billed.',
       },
     })
     .input(
       optionalParams({
         ...filters,
-        limit: wholeNumber({ min: 1, max: 10_000 }).default(1000).meta({ description: '1 to 10000, default 1000' }),
-        offset: wholeNumber({ min: 0, max: 10_000_000 }).default(0).meta({ description: 'Records to skip (paging), default 0' }),
+        limit: wholeNumber({ min: 1, max: 10_000 }).default(1000).meta({ description: 'Records per page: 1 to 10000, default 1000', example: 100 }),
+        offset: wholeNumber({ min: 0, max: 10_000_000 }).default(0).meta({ description: 'Records to skip (paging), default 0', example: 0 }),
       }),
     )
     .output(z.object({ records: z.array(usageRecord), total: z.number().int() }))
@@ -72,9 +74,11 @@ export const usageRouter = router({
         path: '/usage/summary',
         tags: ['Account and billing'],
         summary: 'Requests and cost of the calling account per UTC hour or day, per path and per key (the same filters as /usage)',
+        description:
+          'The requests GET /api/usage would list, aggregated: requests and cost per UTC hour or day (`bucket`), per path and per key, and their totals. `bucket=hour` needs `from`, and at most 31 days between from and to (400 otherwise; use `bucket=day` for longer ranges).',
       },
     })
-    .input(optionalParams({ ...filters, bucket: z.enum(['hour', 'day']).default('day').meta({ description: 'hour or day (UTC), default day' }) }))
+    .input(optionalParams({ ...filters, bucket: z.enum(['hour', 'day']).default('day').meta({ description: 'hour or day (UTC), default day', example: 'day' }) }))
     .output(
       z.object({
         bucket: z.enum(['hour', 'day']),

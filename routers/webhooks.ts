@@ -29,7 +29,7 @@ const TAG = ['Webhooks'];
 const DOCS = 'docs/webhooks.md';
 
 const eventType = z.enum(WEBHOOK_EVENT_TYPES);
-const webhookId = () => z.string().min(1).max(64).meta({ description: 'The webhook id (wh_…)' });
+const webhookId = () => z.string().min(1).max(64).meta({ description: 'The webhook id (wh_…, from GET /api/webhooks)', example: 'wh_4Fk8NpQ2vRm7XcT9bLy3Wd' });
 const secret = () => z.string().meta({ description: 'whsec_ + base64 of 32 random bytes: the Standard Webhooks signing secret. Shown only in this answer; store it now', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
 
 const webhook = z.object({
@@ -88,7 +88,7 @@ export const webhooksRouter = router({
     .input(
       z.strictObject({
         url: z.string().min(1).max(MAX_URL_LENGTH).meta({ description: `Where events are POSTed: https, at most ${MAX_URL_LENGTH} characters`, example: 'https://example.com/hooks/pre-ipo' }),
-        events: webhookEventsInput(),
+        events: webhookEventsInput().meta({ example: ['order.filled', 'position.settled', 'balance.low'] }),
       }),
     )
     .output(webhook.omit({ previousSecretExpiresAt: true }).extend({ secret: secret() }))
@@ -98,7 +98,16 @@ export const webhooksRouter = router({
     }),
 
   list: apiKeyProcedure
-    .meta({ session: true, openapi: { method: 'GET', path: '/webhooks', tags: TAG, summary: "The account's webhooks (never their secrets)" } })
+    .meta({
+      session: true,
+      openapi: {
+        method: 'GET',
+        path: '/webhooks',
+        tags: TAG,
+        summary: "The account's webhooks (never their secrets)",
+        description: `Every webhook of the calling account: its URL, the event types it receives, when it was created and, after a secret rotation, until when the previous secret still signs. Secrets are shown only when created or rotated. See ${DOCS}.`,
+      },
+    })
     .input(optionalParams({}))
     .output(z.object({ webhooks: z.array(webhook) }))
     .query(async ({ ctx }) => ({ webhooks: (await listWebhooks(ctx.services.database.db, ctx.principal.accountId)).map(webhookView) })),
@@ -106,7 +115,14 @@ export const webhooksRouter = router({
   delete: apiKeyProcedure
     .meta({
       session: true,
-      openapi: { method: 'DELETE', path: '/webhooks/{id}', tags: TAG, summary: 'Delete a webhook: it receives nothing more and its pending deliveries stop', errorResponses: [404] },
+      openapi: {
+        method: 'DELETE',
+        path: '/webhooks/{id}',
+        tags: TAG,
+        summary: 'Delete a webhook: it receives nothing more and its pending deliveries stop',
+        description: 'Deletes the webhook at once: no new event is sent to it, and its pending deliveries end as failed. 404 when the account has no such webhook.',
+        errorResponses: [404],
+      },
     })
     .input(z.strictObject({ id: webhookId() }))
     .output(z.object({ id: z.string(), status: z.literal('deleted'), deletedAt: isoString() }))
@@ -124,6 +140,7 @@ export const webhooksRouter = router({
         path: '/webhooks/{id}/test',
         tags: TAG,
         summary: `Send a ${TEST_EVENT_TYPE} event to this webhook only, through the normal delivery (signed, retried, recorded)`,
+        description: `Queues a ${TEST_EVENT_TYPE} event for this webhook alone and answers 202 with its delivery, before it is sent: check your receiver, or GET /api/webhooks/{id}/deliveries for the outcome. It is signed and retried like any event.`,
         errorResponses: [404],
       },
     })
@@ -139,6 +156,8 @@ export const webhooksRouter = router({
         path: '/webhooks/{id}/rotate-secret',
         tags: TAG,
         summary: 'A new signing secret, returned only here; the previous one keeps signing beside it for 24 hours',
+        description:
+          'Replaces the signing secret. For 24 hours every delivery carries both signatures (the webhook-signature header lists both), so a receiver can switch to the new secret without missing a delivery; then only the new one signs.',
         errorResponses: [404],
       },
     })
@@ -152,13 +171,21 @@ export const webhooksRouter = router({
   deliveries: apiKeyProcedure
     .meta({
       session: true,
-      openapi: { method: 'GET', path: '/webhooks/{id}/deliveries', tags: TAG, summary: "A webhook's deliveries, newest first: status, attempts, the last answer or error", errorResponses: [404] },
+      openapi: {
+        method: 'GET',
+        path: '/webhooks/{id}/deliveries',
+        tags: TAG,
+        summary: "A webhook's deliveries, newest first: status, attempts, the last answer or error",
+        description: `The deliveries of one webhook, newest first: the event, its status (pending, succeeded, failed), how many attempts, the receiver's last HTTP status or error, and when a pending one is tried next. Filter by status; page with limit and offset. See ${DOCS} for the retry schedule.`,
+        errorResponses: [404],
+      },
     })
     .input(
       z.strictObject({
         id: webhookId(),
-        status: z.enum(['pending', 'succeeded', 'failed']).optional().meta({ description: 'Only deliveries in this state' }),
-        limit: wholeNumber({ min: 1, max: 200 }).default(50).meta({ description: 'Items per page, 1 to 200, default 50' }),
+        // The description sits inside optional(): the OpenAPI generator documents an optional query parameter by its inner schema.
+        status: z.enum(['pending', 'succeeded', 'failed']).meta({ description: 'Only deliveries in this state', example: 'failed' }).optional(),
+        limit: wholeNumber({ min: 1, max: 200 }).default(50).meta({ description: 'Items per page, 1 to 200, default 50', example: 20 }),
         offset: pageOffset(),
       }),
     )

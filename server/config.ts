@@ -165,6 +165,9 @@ const envSchema = z.object({
   BALANCE_LOW_USD: usdAmount('1', '1'),
   PAPER_STARTING_BALANCE_USD: usdAmount('10000', '10000'),
   VENUE_TIMEOUT_MS: int(10_000, 100, 120_000),
+  METRICS_ENABLED: boolean(true),
+  METRICS_PORT: int(0, 1, 65535),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -235,6 +238,11 @@ export interface Config {
   balanceLowMicros: number;
   /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
   venueTimeoutMs: number;
+  /**
+   * Operator metrics (docs/metrics.md): `enabled` false records nothing per request and answers /metrics
+   * 404; `port` set: a second listener on `host` serves /metrics without a key (never expose it publicly).
+   */
+  metrics: { enabled: boolean; port?: number; host: string };
 }
 
 export class ConfigError extends Error {
@@ -301,5 +309,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: { intervalMs: e.WEBHOOK_INTERVAL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS, retryHours: e.WEBHOOK_RETRY_HOURS, allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
     balanceLowMicros: e.BALANCE_LOW_USD,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS,
+    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT || undefined, host: e.METRICS_HOST },
   };
 }

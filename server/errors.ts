@@ -66,7 +66,7 @@ export class ApiError extends TRPCError {
   }
 }
 
-/** Input fields whose validation failure has its own public code (decisions §2). */
+/** Input fields whose validation failure has its own public code (docs/decisions.md §2). */
 const FIELD_ERROR_CODES: Record<string, ErrorCode> = { floorL: 'INVALID_FLOOR', floorS: 'INVALID_FLOOR' };
 
 function describeIssue(issue: core.$ZodIssue): string {

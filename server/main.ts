@@ -22,6 +22,7 @@ import { startWebhookWorker } from './webhooks/worker.ts';
 import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
 import { startDepositWatcher } from './deposits/deposits.ts';
+import { metricsListener } from './metrics/access.ts';
 
 function exitWith(message: string, code: number): never {
   console.error(message);
@@ -75,6 +76,7 @@ let meterExporter: { stop(): Promise<void> } | undefined;
 let depositWatcher: { stop(): Promise<void> } | undefined;
 let candleRecording: { stop(): Promise<void> } | undefined;
 let webhookWorker: { stop(): Promise<void> } | undefined;
+let metricsServer: Bun.Server<undefined> | undefined;
 let stopping = false;
 
 async function shutdown(signal: string) {
@@ -94,6 +96,7 @@ async function shutdown(signal: string) {
   // stop(false): close the listener now, resolve once in-flight requests have finished.
   await Promise.race([server.stop(false), deadline]);
   await server.stop(true);
+  await metricsServer?.stop(true);
   await services.recorder.stop();
   await candleRecording?.stop();
   await settlementWorker?.stop();
@@ -125,12 +128,25 @@ function describe(error: unknown): string {
 }
 
 const app = createApp(services);
+// METRICS_PORT: /metrics without a key on a second address, for a scraper on a private network (docs/metrics.md).
+if (config.metrics.port !== undefined) {
+  try {
+    metricsServer = Bun.serve({ port: config.metrics.port, hostname: config.metrics.host, fetch: metricsListener(services) });
+  } catch (error) {
+    await server.stop(true);
+    await closeServices(services);
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') exitWith(`METRICS_PORT ${config.metrics.port} on ${config.metrics.host} is in use; stop the other process or change METRICS_PORT`, EXIT.tempfail);
+    exitWith(`cannot listen on ${config.metrics.host}:${config.metrics.port} (METRICS_PORT): ${(error as Error).message}`, 1);
+  }
+  logger.info('metrics listening', { url: `http://${config.metrics.host}:${metricsServer.port}/metrics` });
+}
 settlementWorker = startSettlementWorker(services);
 meterExporter = startMeterExporter(services);
 webhookWorker = startWebhookWorker(services);
 candleRecording = startCandleRecording(services);
 services.recorder.start(config.marketRecord.intervalMs);
-if (services.depositChain) depositWatcher = startDepositWatcher({ db: services.database.db, chain: services.depositChain, config: config.deposits, logger });
+if (services.depositChain) depositWatcher = startDepositWatcher({ db: services.database.db, chain: services.depositChain, config: config.deposits, logger, jobs: services.metrics.jobs });
 server.reload({
   ...serveOptions(config),
   fetch: (request, srv) => {

@@ -18,6 +18,8 @@ import type { PublicClient } from 'viem';
 import { createPolygonClient } from './chain/position-reader.ts';
 import { createDepositChain, type DepositChain } from './deposits/chain.ts';
 import type { RateLimiter } from './ratelimit/rate-limiter.ts';
+import { createMetrics, watchServices, type Metrics } from './metrics/index.ts';
+import { bindBillingMetrics } from './metrics/billing.ts';
 
 export interface Services {
   config: Config;
@@ -44,6 +46,8 @@ export interface Services {
   depositChain?: DepositChain;
   /** Polygon through POLYGON_RPC_URL, when set: smart-wallet sign-in signatures (ERC-1271/6492) are checked there. */
   polygon?: PublicClient;
+  /** Operator metrics, one registry per Services (metrics/index.ts; served at /metrics). */
+  metrics: Metrics;
 }
 
 export function digestOf(text: string): Uint8Array {
@@ -57,26 +61,32 @@ function defaultDepositChain(config: Config, polygon: PublicClient | undefined):
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics'>,
   options: { venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Services {
-  const venue = options.venue ?? createVenue(parts.config, parts.database.db, options.now);
+  const metrics = createMetrics({ enabled: parts.config.metrics.enabled, now: options.now });
+  // Every venue call timed, by operation and outcome (metrics/venue.ts).
+  const venue = metrics.venue.instrument(options.venue ?? createVenue(parts.config, parts.database.db, options.now));
   const rpc = parts.config.polymarket.polygonRpcUrl;
   const polygon = options.polygon ?? (rpc ? createPolygonClient(rpc, { timeoutMs: parts.config.venueTimeoutMs }) : undefined);
   const { tradingEncryptionKey, tradingEncryptionPreviousKeys } = parts.config;
   if (!tradingEncryptionKey) throw new Error('createServices needs a resolved TRADING_ENCRYPTION_KEY (see resolveEncryptionKey)');
   const marketData = new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now);
-  return {
+  const services: Services = {
     ...parts,
     dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf),
     companyAggregates: new AggregateCache(),
     marketData,
-    recorder: new MarketRecorder(marketData, parts.logger),
+    recorder: new MarketRecorder(marketData, parts.logger, metrics.jobs),
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
     venue,
     recentKeys: new RecentKeys(),
     depositChain: options.depositChain ?? defaultDepositChain(parts.config, polygon),
     polygon,
-    refunds: new Refunds(parts.database.db, billingCommitsSynchronously(parts.config.billingSynchronousCommit, parts.database.kind), parts.logger),
+    refunds: new Refunds(parts.database.db, billingCommitsSynchronously(parts.config.billingSynchronousCommit, parts.database.kind), parts.logger, metrics.billing),
+    metrics,
   };
+  bindBillingMetrics(parts.database.db, metrics.billing);
+  watchServices(metrics, services);
+  return services;
 }

@@ -1,4 +1,4 @@
-/** Dashboard account operations (decisions §3) and the operator CLI doing the same. */
+/** Dashboard account operations (docs/decisions.md §3) and the operator CLI doing the same. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { accounts, credits } from '../db/schema.ts';

@@ -1,4 +1,4 @@
-/** Per-request billing (decisions §4): reserve, charge, reverse on error, and the cost header. */
+/** Per-request billing (docs/decisions.md §4): reserve, charge, reverse on error, and the cost header. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createTestApp, DASHBOARD_KEY, json, trpcClient, type TestApp } from './harness/app.ts';
 import { dashboardHeaders, fundedAccount } from './harness/factories.ts';

@@ -1,4 +1,4 @@
-/** The 17 seeded events and the band rules every event must satisfy (decisions §6). */
+/** The 17 seeded events and the band rules every event must satisfy (docs/decisions.md §6). */
 import { describe, expect, test } from 'bun:test';
 import { loadEvents } from '../seeds/events.ts';
 import { bandIssues, type EventRecord } from '../server/events/record.ts';

@@ -136,7 +136,7 @@ describe('JSON nesting depth', () => {
   });
 });
 
-describe('body errors are answered after authentication (decisions §4)', () => {
+describe('body errors are answered after authentication (docs/decisions.md §4)', () => {
   const cases = [
     { name: 'malformed JSON', body: '{"name": "x",', type: 'application/json', status: 400, code: 'BAD_REQUEST', message: /^Malformed JSON body$/ },
     { name: 'wrong Content-Type', body: 'name=x', type: 'application/x-www-form-urlencoded', status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: /application\/json/ },

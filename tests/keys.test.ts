@@ -1,4 +1,4 @@
-/** API key management with a dashboard key (decisions §3), through /api and the typed tRPC client. */
+/** API key management with a dashboard key (docs/decisions.md §3), through /api and the typed tRPC client. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createTestApp, DASHBOARD_KEY, json, trpcClient, type TestApp } from './harness/app.ts';
 import { dashboardHeaders } from './harness/factories.ts';

@@ -42,7 +42,7 @@ const get = async (path: string) => {
   return { res, body: await json(res) };
 };
 
-/** The formulas of decisions §6, written again for the test. */
+/** The formulas of docs/decisions.md §6, written again for the test. */
 function expectedValuation(bands: Array<{ minValuation: number; maxValuation: number | null }>, bidAsk: Array<{ bid: number; ask: number }>, fL: number, fS: number) {
   const n = bands.length;
   const wL = bands.map((_, i) => (n === 1 ? 1 : fL + ((1 - fL) * i) / (n - 1)));

@@ -1,5 +1,5 @@
 /**
- * A paper venue account belongs to its owner, (account, user) (decisions §8), through the real HTTP
+ * A paper venue account belongs to its owner, (account, user) (docs/decisions.md §8), through the real HTTP
  * surface: users of different accounts who store the same venue API key (the README's
  * `my-venue-key`), and another user of the same account, each trade their own paper money and see
  * only their own holdings at positions/sync. (The paper ledger used to be keyed by the API key: the

@@ -1,5 +1,5 @@
 /**
- * Token-bucket rate limits (decisions §4): per key on key routes, per IP on public routes, headers on
+ * Token-bucket rate limits (docs/decisions.md §4): per key on key routes, per IP on public routes, headers on
  * every limited response, 429 with Retry-After, and nothing billed for a refused request. With
  * REDIS_URL set, the buckets live in Redis and are shared by app instances.
  */

@@ -132,7 +132,7 @@ describe('every route', () => {
         }
       });
 
-      test('a bad key is answered 401 before the input is looked at (decisions §4: authenticate first)', async () => {
+      test('a bad key is answered 401 before the input is looked at (docs/decisions.md §4: authenticate first)', async () => {
         for (const route of t.app.routes.filter((r) => r.meta.access !== 'public')) {
           for (const key of ['pipo_' + '1'.repeat(44), revoked.apiKey, 'not-a-key']) {
             const res = await t.app.handle(withNulNote(route, { 'x-api-key': key, 'x-user-id': newUserId(), 'x-account-id': live.accountId }));

@@ -1,4 +1,4 @@
-/** GET /api/usage (decisions §4): newest first, inclusive dates, limits, total. */
+/** GET /api/usage (docs/decisions.md §4): newest first, inclusive dates, limits, total. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { usageRecords } from '../db/schema.ts';

@@ -132,7 +132,7 @@ describe('live venue: Polymarket price history (a local stand-in)', () => {
   const backfill = (interval: '1m' | '1h' | '1d', from: number, events: string[], extra: Record<string, unknown> = {}) =>
     backfillCandles(t.services, { venue: 'polymarket', clobUrl: standin.url, interval, from: new Date(from), events, ...extra });
 
-  /** decisions §6 at the default floors from prices alone (each band's price is its midpoint). */
+  /** docs/decisions.md §6 at the default floors from prices alone (each band's price is its midpoint). */
   function costs(prices: number[], bands: { minValuation: number; maxValuation: number | null }[]) {
     const n = prices.length;
     const long = prices.reduce((s, p, i) => s + (0.2 + (0.8 * i) / (n - 1)) * p, 0);

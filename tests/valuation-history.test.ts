@@ -56,7 +56,7 @@ interface BandInfo {
   maxValuation: number | null;
 }
 
-/** decisions §6, written again: the band price, the unit costs at 0.20/0.15 and the implied valuation. */
+/** docs/decisions.md §6, written again: the band price, the unit costs at 0.20/0.15 and the implied valuation. */
 function recompute(bands: BandInfo[], scripted: ScriptedBand[]) {
   const n = bands.length;
   const bid = scripted.map((s) => (s.bid ?? 0) / MICRO);

@@ -1,4 +1,4 @@
-/** The shared valuation module (decisions §6 and the sizing rules of §7): examples and properties. */
+/** The shared valuation module (docs/decisions.md §6 and the sizing rules of §7): examples and properties. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import {
@@ -53,7 +53,7 @@ describe('weights', () => {
 });
 
 describe('quote', () => {
-  test('the worked check of decisions §6', () => {
+  test('the worked check of docs/decisions.md §6', () => {
     const q = quoteEvent(event([0.047, 0.05, 0.033, 0.03, 0.047, 0.082, 0.16, 0.57]), { floorL: 0.2, floorS: 0.15 });
     expect(q.valuation.longCost.toFixed(4)).toBe('0.8614');
     expect(q.valuation.shortCost.toFixed(4)).toBe('0.3203');

@@ -1,5 +1,5 @@
 /**
- * The private-company dataset (interface.md "Private company record", decisions §5). Column names are
+ * The private-company dataset (docs/api.md "Private company record", docs/decisions.md §5). Column names are
  * the record's fields in snake_case. USD amounts are integer dollars in bigint columns read as JS
  * numbers (exact to 9e15 USD, so trillions fit). Dates that the sources give only to the month
  * (`2025-03`) are kept as text.

@@ -1,5 +1,5 @@
 /**
- * IPO valuation events (interface.md "Valuation event", decisions §6) and their bands. A band's `id`
+ * IPO valuation events (docs/api.md "Valuation event", docs/decisions.md §6) and their bands. A band's `id`
  * is the venue token it trades as: the real token id where known, else a stable paper id.
  */
 import { sql } from 'drizzle-orm';

@@ -3,7 +3,7 @@
  * Kept in the database so that it survives restarts and can be reconciled against our records.
  * Collateral and shares only move through conditional writes (never below zero).
  *
- * A paper account belongs to one trading user, (account id, user id) (decisions §8): the venue
+ * A paper account belongs to one trading user, (account id, user id) (docs/decisions.md §8): the venue
  * credentials a user stores do not name it, so two tenants who store the same API key never share
  * one (migration 0013 moved the earlier per-API-key ledger to its owners).
  */

@@ -1,6 +1,6 @@
 /**
  * Positions, their band holdings, the orders sent to the venue and the trades (fills) they produced
- * (interface.md "Position", "Order", "Trade"; decisions §7). Every row carries (account, user): every
+ * (docs/api.md "Position", "Order", "Trade"; docs/decisions.md §7). Every row carries (account, user): every
  * query filters by both. Money and shares are integer micro-units.
  *
  * The write order is what makes faults harmless: a buy or sell writes its orders (PENDING) before the
@@ -153,7 +153,7 @@ export const trades = pgTable(
 );
 
 /**
- * Idempotency-Key records for buy and sell (decisions §7): the first response is kept for 24 h and
+ * Idempotency-Key records for buy and sell (docs/decisions.md §7): the first response is kept for 24 h and
  * replayed. A `running` row whose lease ran out belongs to a process that died mid-request.
  */
 export const idempotencyKeys = pgTable(

@@ -1,6 +1,6 @@
 /**
  * Trading users and their venue credentials. A trading user is (account, x-user-id): the same
- * x-user-id under another account is another user (decisions §1).
+ * x-user-id under another account is another user (docs/decisions.md §1).
  */
 import { doublePrecision, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 

@@ -22,6 +22,7 @@ import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
 import { microsToUsd } from '../lib/money.ts';
+import { billingMetricsOf } from '../metrics/billing.ts';
 
 export type PriceTier = 'standard' | 'premium';
 
@@ -32,7 +33,7 @@ export type PriceTier = 'standard' | 'premium';
 export function billingCommitsSynchronously(configured: boolean, databaseKind: 'postgres' | 'pglite'): boolean {
   return configured || databaseKind === 'pglite';
 }
-/** Private-company data costs ten times the standard rate (interface.md, Billing 2). */
+/** Private-company data costs ten times the standard rate (docs/decisions.md §4; docs/api.md "Billing", rule 2). */
 export const PREMIUM_MULTIPLIER = 10;
 
 export function priceFor(tier: PriceTier, standardMicros: number): number {
@@ -157,15 +158,22 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
     requestId: request.requestId,
     synchronousCommit: request.synchronousCommit ? 'on' : 'off',
   });
-  if (!row) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
-  if (row.revoked) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
+  const metrics = billingMetricsOf(db);
+  if (!row || row.revoked) {
+    metrics?.refusal('unauthorized');
+    throw new ApiError('UNAUTHORIZED', row ? 'API key has been revoked' : 'Invalid API key');
+  }
   onAccount(row.accountId);
   // lastUsed is written at most once per resolution, outside the hot statement (it locks the key row).
   if (row.stale) await touchApiKey(db, row.apiKeyId);
   const costMicros = Number(row.costMicros);
   const principal = { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.rate === null ? null : Number(row.rate) };
   if (row.keyCap !== null) return admitCappedKey(db, request, { principal, costMicros, keyCap: Number(row.keyCap), capPeriod: row.capPeriod ?? 'month' });
-  if (!row.charged) throw refusalFor(row.metered, row.monthlyCap);
+  if (!row.charged) {
+    metrics?.refusal(row.metered ? 'monthly_cap' : 'insufficient_balance');
+    throw refusalFor(row.metered, row.monthlyCap);
+  }
+  metrics?.admission(request.tier, row.metered);
   return { principal, charge: { usageId, accountId: row.accountId, costMicros } };
 }
 
@@ -184,13 +192,18 @@ function refusalFor(metered: boolean, monthlyCap: string | number | bigint | nul
 async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: KeyPrincipal; costMicros: number; keyCap: number; capPeriod: 'day' | 'month' }): Promise<Admission> {
   const { principal, costMicros } = key;
   const window = key.capPeriod === 'day' ? DAY : MONTH;
-  return db.transaction(async (tx) => {
+  const metrics = billingMetricsOf(db);
+  const admission = await db.transaction(async (tx) => {
     if (!request.synchronousCommit) await tx.execute(sql`select set_config('synchronous_commit', 'off', true)`);
     const [capRow] = await tx.execute<{ spent: string | number; revoked: boolean }>(sql`
       select (case when cap_window is distinct from ${window} then 0 else cap_spent_micros end) as spent, revoked_at is not null as revoked
         from api_keys where id = ${principal.apiKeyId} for update`).then(resultRows<{ spent: string | number; revoked: boolean }>);
-    if (!capRow || capRow.revoked) throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
+    if (!capRow || capRow.revoked) {
+      metrics?.refusal('unauthorized');
+      throw new ApiError('UNAUTHORIZED', 'API key has been revoked');
+    }
     if (Number(capRow.spent) + costMicros > key.keyCap) {
+      metrics?.refusal('key_cap');
       throw new ApiError('INSUFFICIENT_BALANCE', `This key has reached its spend cap of $${microsToUsd(key.keyCap)} per ${key.capPeriod} (UTC); other keys of the account are not affected`);
     }
     const [debited] = await tx.execute<{ id: string; billing_plan: string; metered: boolean; monthly_cap: string | null }>(sql`
@@ -207,6 +220,7 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
       returning a.id, a.billing_plan`).then(resultRows<{ id: string; billing_plan: string }>);
     if (!debited) {
       const [account] = await tx.execute<{ metered: boolean; monthly_cap: string | null }>(sql`select billing_plan = 'metered' as metered, monthly_cap_micros as monthly_cap from accounts where id = ${principal.accountId}`).then(resultRows<{ metered: boolean; monthly_cap: string | null }>);
+      metrics?.refusal(account?.metered ? 'monthly_cap' : 'insufficient_balance');
       throw refusalFor(!!account?.metered, account?.monthly_cap ?? null);
     }
     await tx.execute(sql`
@@ -217,8 +231,10 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
       insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, created_at)
       values (${request.usageId}, ${principal.accountId}, ${principal.apiKeyId}, ${request.method}, ${request.path}, ${costMicros}, ${request.requestId},
               ${debited.billing_plan === 'metered' ? 'meter' : 'balance'}, now())`);
-    return { principal, charge: { usageId: request.usageId, accountId: principal.accountId, costMicros } };
+    return { admission: { principal, charge: { usageId: request.usageId, accountId: principal.accountId, costMicros } }, metered: debited.billing_plan === 'metered' };
   });
+  metrics?.admission(request.tier, admission.metered);
+  return admission.admission;
 }
 
 

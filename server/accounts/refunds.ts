@@ -8,6 +8,7 @@
  */
 import type { Db } from '../../db/client.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { BillingMetrics } from '../metrics/billing.ts';
 import { refundCharge, type Charge } from './billing.ts';
 
 const RETRY_MS = 500;
@@ -20,13 +21,16 @@ export class Refunds {
     private db: Db,
     private synchronousCommit: boolean,
     private logger: Logger,
+    private metrics?: BillingMetrics,
   ) {}
 
   /** Refunds now, or, if the database cannot take it, later. Never throws. */
   async refund(charge: Charge): Promise<void> {
     try {
       await refundCharge(this.db, charge, this.synchronousCommit);
+      this.metrics?.refund('refunded');
     } catch (error) {
+      this.metrics?.refund('deferred');
       this.pending.set(charge.usageId, charge);
       this.logger.warn('refund deferred until the database answers', { usageId: charge.usageId, error: String((error as Error).message ?? error) });
       this.schedule();
@@ -38,6 +42,7 @@ export class Refunds {
    * connection): refund it on the next retry, when its statement has surely finished either way.
    */
   refundLater(charge: Charge) {
+    this.metrics?.refund('deferred');
     this.pending.set(charge.usageId, charge);
     this.schedule();
   }
@@ -59,6 +64,7 @@ export class Refunds {
       try {
         await refundCharge(this.db, charge, this.synchronousCommit);
         this.pending.delete(usageId);
+        this.metrics?.refund('retried');
       } catch {
         this.schedule();
         return;

@@ -230,10 +230,11 @@ export function startMeterExporter(services: Services, options: Pick<MeterExport
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<void> | undefined;
+  const job = services.metrics.jobs.register('meter_export', exportIntervalMs);
 
   const pass = async () => {
     try {
-      const s = await exportMeteredUsage(services, { stripe, owner, now: options.now, signal: controller.signal });
+      const s = await job.track(exportMeteredUsage(services, { stripe, owner, now: options.now, signal: controller.signal }));
       if (s.rowsWritten || s.delivered || s.failed) {
         const { failures: _, ...counts } = s;
         logger.info('metered usage exported', counts);

@@ -1,4 +1,4 @@
-/** The API's two shapes of a company (decisions §5): condensed for lists, full for detail. */
+/** The API's two shapes of a company (docs/decisions.md §5): condensed for lists, full for detail. */
 import { COMPANY_FIELDS, type CompanyRecord } from './record.ts';
 import type { Company } from './queries.ts';
 

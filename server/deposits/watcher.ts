@@ -12,6 +12,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { depositScans } from '../../db/schema.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { JobMetrics } from '../metrics/jobs.ts';
 import type { DepositChain } from './chain.ts';
 import { depositRules, finalizeDeposits, type DepositConfig, type FinalizeResult } from './deposits.ts';
 import { recordDeposit } from './store.ts';
@@ -88,14 +89,16 @@ export async function scanDeposits(db: Db, chain: DepositChain, config: DepositC
  * Runs `scanDeposits` every `config.scanIntervalMs` (0, or no deposit address: off). Passes never
  * overlap in one process; a failing pass (the RPC down) is logged and the next one tries again.
  */
-export function startDepositWatcher(input: { db: Db; chain: DepositChain; config: DepositConfig; logger: Logger }): { stop(): Promise<void> } {
+export function startDepositWatcher(input: { db: Db; chain: DepositChain; config: DepositConfig; logger: Logger; jobs?: JobMetrics }): { stop(): Promise<void> } {
   const { db, chain, config, logger } = input;
   if (config.scanIntervalMs <= 0 || !depositRules(config)) return { stop: async () => {} };
+  const job = input.jobs?.register('deposit_scan', config.scanIntervalMs);
   let running: Promise<unknown> | undefined;
   const onError = (txHash: string, error: unknown) => logger.warn('settling a deposit failed; the next pass retries it', { txHash, error: String((error as Error)?.message ?? error) });
   const pass = () => {
     if (running) return;
-    running = scanDeposits(db, chain, config, { onError })
+    const scan = scanDeposits(db, chain, config, { onError });
+    running = (job ? job.track(scan) : scan)
       .then((r) => {
         if (r.finalize.credited || r.finalize.dropped) logger.info('deposit pass', { credited: r.finalize.credited, dropped: r.finalize.dropped });
       })

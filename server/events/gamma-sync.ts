@@ -1,5 +1,5 @@
 /**
- * Refreshing an event's venue mapping from Gamma (decisions §6, §8). Band ids never change (positions
+ * Refreshing an event's venue mapping from Gamma (docs/decisions.md §6, §8). Band ids never change (positions
  * refer to them): a sync only fills each band's venue token, market version and trading parameters,
  * and the event's status, end date and volume.
  *

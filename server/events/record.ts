@@ -1,5 +1,5 @@
 /**
- * An event as the seed files hold it, with the band rules of decisions §6: ascending, contiguous and
+ * An event as the seed files hold it, with the band rules of docs/decisions.md §6: ascending, contiguous and
  * exclusive bands; a "No IPO" band, if any, first as 0..0; the top band open (max null).
  */
 import { z } from 'zod';

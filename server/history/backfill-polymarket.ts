@@ -3,7 +3,7 @@
  * &startTs=&endTs=&fidelity=<minutes>` on the CLOB answers `{history: [{t, p}]}` (t in Unix seconds,
  * p the token's price) per band token. What a backfilled candle can and cannot hold:
  *  - each point is one price per band (no book): the LONG/SHORT unit costs and the implied valuation
- *    are computed from those prices by the valuation module (decisions §6, default floors), as if each
+ *    are computed from those prices by the valuation module (docs/decisions.md §6, default floors), as if each
  *    price were the band's midpoint; each band's `close` is its last price in the candle; `bid` and
  *    `ask` are unknown (stored and answered as null);
  *  - open/high/low/close are over the history's points inside the candle (at `fidelity` spacing: at

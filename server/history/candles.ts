@@ -120,7 +120,7 @@ export function pointOfValuation(valuation: EventValuation, at: number): CandleP
 /**
  * A point from band prices alone (the live venue's price history): the same valuation module prices
  * the basket, with each band's price taken as its midpoint (bid = ask = price), so the costs and the
- * implied valuation follow decisions §6 exactly; bid and ask are unknown (null).
+ * implied valuation follow docs/decisions.md §6 exactly; bid and ask are unknown (null).
  */
 export function pointOfPrices(bands: Array<Pick<BandMarket, 'label' | 'minValuation' | 'maxValuation'> & { bandId: string }>, pricesMicros: number[], at: number, floors: { floorL: number; floorS: number }): CandlePoint {
   const markets: BandMarket[] = bands.map((b, i) => ({ label: b.label, minValuation: b.minValuation, maxValuation: b.maxValuation, bid: pricesMicros[i]! / 1e6, ask: pricesMicros[i]! / 1e6, lastTrade: null }));

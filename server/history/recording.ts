@@ -129,14 +129,21 @@ export function startCandleRecording(services: Services, options: { now?: () => 
     }
   };
 
+  // Writes come with every recording and at least every FINISH_EVERY_MS (the finisher below).
+  const writes = services.metrics.jobs.register('candle_write', FINISH_EVERY_MS);
+  const pruneEveryMs = options.pruneEveryMs ?? PRUNE_EVERY_MS;
+  const prunes = services.metrics.jobs.register('candle_prune', pruneEveryMs);
+
   const writeQueued = async () => {
-    if (!queued.length) return;
+    if (!queued.length) return writes.ran(true);
     inFlight = queued;
     queued = [];
     try {
       await writeCandles(db, await completeCandles(db, inFlight));
       inFlight = [];
+      writes.ran(true);
     } catch (error) {
+      writes.ran(false);
       // Kept (as built, completed again on the next try), ahead of anything queued meanwhile, for the next flush.
       queued = [...inFlight, ...queued];
       inFlight = [];
@@ -186,7 +193,8 @@ export function startCandleRecording(services: Services, options: { now?: () => 
   let pruning: Promise<unknown> | undefined;
   const prunePass = () => {
     if (pruning) return;
-    pruning = prune()
+    pruning = prunes
+      .track(prune())
       .then((deleted) => deleted && logger.info('pruned 1-minute candles', { deleted }))
       .catch((error) => logger.warn('pruning candles failed; the next pass retries', { error: String((error as Error)?.message ?? error) }))
       .finally(() => (pruning = undefined));
@@ -194,7 +202,7 @@ export function startCandleRecording(services: Services, options: { now?: () => 
 
   const unsubscribe = services.recorder.subscribe(onRecording);
   prunePass();
-  const timer = setInterval(prunePass, options.pruneEveryMs ?? PRUNE_EVERY_MS);
+  const timer = setInterval(prunePass, pruneEveryMs);
   timer.unref?.();
   // Candles also finish by the clock, so a venue outage (no recordings) does not keep an ended candle
   // in memory, unwritten, until the venue is back; the grace lets a snapshot in flight land first.

@@ -1,5 +1,5 @@
 /**
- * CORS (decisions §3): only origins listed in CORS_ORIGINS (or the service's own origin — its request URL's or PUBLIC_URL — for the /docs
+ * CORS (docs/decisions.md §3): only origins listed in CORS_ORIGINS (or the service's own origin — its request URL's or PUBLIC_URL — for the /docs
  * page) may call from a browser. A foreign Origin, on a request or a preflight, gets 403
  * FORBIDDEN_ORIGIN. Requests without Origin (servers, curl) are not affected.
  */

@@ -1,5 +1,5 @@
 /**
- * Input errors answered after authentication (decisions §4: 401 comes first). A transport that finds
+ * Input errors answered after authentication (docs/decisions.md §4: 401 comes first). A transport that finds
  * the body malformed, of the wrong Content-Type or nested too deep does not answer; it hands the
  * procedure a marker as its raw input, and the procedure's middleware calls throwIfDeferredInputError
  * once the caller is authenticated.

@@ -1,6 +1,6 @@
 /**
- * The limits every request's input is held to before any procedure runs, in one place (the README's
- * API notes and /openapi.json quote these). Each bounds the work one HTTP request can cost before
+ * The limits every request's input is held to before any procedure runs, in one place (docs/decisions.md §9
+ * and /openapi.json quote these). Each bounds the work one HTTP request can cost before
  * authentication: a batch fans out into procedure calls, parameters and nesting into parsing and walks.
  * The body size limit is MAX_BODY_BYTES (config.maxBodyBytes), enforced by server/http/body-reader.ts.
  */

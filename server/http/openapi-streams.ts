@@ -30,13 +30,14 @@ data: {"type":"ready","lastEventId":"41"}
 
 `;
 
-function lastEventIdHeader(): ParameterObject {
+function lastEventIdHeader(example: string): ParameterObject {
   return {
     in: 'header',
     name: 'Last-Event-ID',
     required: false,
     description: 'The `id` of the last message received (EventSource sends it when it reconnects): the stream resumes after it. Wins over the lastEventId parameter',
     schema: { type: 'string', maxLength: 1000 },
+    example,
   };
 }
 
@@ -67,10 +68,13 @@ export function describeStreamRoutes(doc: OpenAPIObject): void {
     ACCOUNT_EXAMPLE,
   );
 
-  for (const operation of [valuation, account]) {
+  for (const [operation, resumeId] of [
+    [valuation, '1764000000123-0-k3x9q1'],
+    [account, '41'],
+  ] as const) {
     const parameters = (operation.parameters ?? []) as ParameterObject[];
     const at = parameters.findIndex((p) => p.in === 'header');
-    parameters.splice(at < 0 ? parameters.length : at, 0, lastEventIdHeader());
+    parameters.splice(at < 0 ? parameters.length : at, 0, lastEventIdHeader(resumeId));
     operation.parameters = parameters;
   }
   for (const p of valuation.parameters as ParameterObject[]) if (p.name === 'eventSlug') p.required = true;
@@ -80,5 +84,6 @@ export function describeStreamRoutes(doc: OpenAPIObject): void {
     required: false,
     description: 'The trading user, for clients that cannot send headers (a browser\'s EventSource); x-user-id wins over it',
     schema: { type: 'string', minLength: 1, maxLength: 128 },
+    example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
   });
 }

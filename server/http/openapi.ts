@@ -10,6 +10,8 @@ import pkg from '../../package.json' with { type: 'json' };
 import { ERROR_STATUS } from '../errors.ts';
 import type { Access } from '../trpc/init.ts';
 import { INPUT_LIMITS } from './input-limits.ts';
+import { addCodeSamples } from './openapi-code-samples.ts';
+import { addExamples } from './openapi-examples.ts';
 import { describeStreamRoutes } from './openapi-streams.ts';
 import type { Route, RouteTable } from './route-table.ts';
 
@@ -26,6 +28,7 @@ const TAGS = [
   { name: 'Accounts (dashboard)', description: 'Funding and per-account rates, with a dashboard key and x-account-id.' },
   { name: 'Webhooks', description: 'Signed webhooks (Standard Webhooks): order, position, settlement, resolution, deposit and balance events of the calling account, delivered at least once (docs/webhooks.md).' },
   { name: 'Sign-in', description: 'Sign in with a wallet (EIP-4361): a session cookie that acts for the wallet\'s own account on the account routes, unbilled.' },
+  { name: 'Operations', description: 'Operator routes (a dashboard key): resolving or voiding an event, which settles its open positions.' },
 ];
 
 const DESCRIPTION = (maxBodyBytes: number) => `Pre-IPO trading, market data and private-company data.
@@ -87,8 +90,8 @@ const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
 
 const header = (description: string, schema: SchemaObject = { type: 'string' }): HeaderObject => ({ description, schema });
 
-function headerParameter(name: string, required: boolean, description: string): ParameterObject {
-  return { in: 'header', name, required, description, schema: { type: 'string', minLength: 1, maxLength: 128 } };
+function headerParameter(name: string, required: boolean, description: string, example: string, maxLength = 128): ParameterObject {
+  return { in: 'header', name, required, description, example, schema: { type: 'string', minLength: 1, maxLength } };
 }
 
 export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable, limits: { maxBodyBytes: number }): OpenAPIObject {
@@ -100,6 +103,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable, l
     tags: TAGS.map((t) => t.name),
   });
   doc.tags = TAGS;
+  // A private service's API: no open licence is granted. Redocly's recommended rules ask for the
+  // field with an SPDX identifier; LicenseRef- is SPDX's form for a licence of one's own.
+  doc.info.license = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
   // Machine-readable request limits (the description says the same in words).
   (doc.info as unknown as Record<string, unknown>)['x-request-limits'] = {
     maxBodyBytes: limits.maxBodyBytes,
@@ -145,6 +151,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, table: RouteTable, l
   };
   for (const route of table.routes) describeOperation(doc, route);
   describeStreamRoutes(doc);
+  addExamples(doc, table.routes);
+  addCodeSamples(doc, table.routes);
   return doc;
 }
 
@@ -157,14 +165,14 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
   operation.parameters = [
     // Path parameters are always required (the generator cannot tell for preprocessed schemas).
     ...(operation.parameters ?? []).map((p) => ('in' in p && p.in === 'path' ? { ...p, required: true } : p)),
-    ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user')] : []),
+    ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')] : []),
     ...(access === 'dashboard'
-      ? [headerParameter('x-account-id', true, route.meta.createsAccount ? 'The account this dashboard request manages (created by this request if it does not exist)' : 'The account this dashboard request manages (must exist: 404 otherwise)')]
+      ? [headerParameter('x-account-id', true, route.meta.createsAccount ? 'The account this dashboard request manages (created by this request if it does not exist)' : 'The account this dashboard request manages (must exist: 404 otherwise)', 'acme')]
       : []),
     ...(route.meta.idempotent
-      ? [headerParameter('Idempotency-Key', false, 'Up to 255 visible ASCII characters. The same key and body within 24 h replays the first answer (with Idempotent-Replayed: true)')]
+      ? [headerParameter('Idempotency-Key', false, 'Up to 255 visible ASCII characters. The same key and body within 24 h replays the first answer (with Idempotent-Replayed: true)', `${route.procedurePath.replace('.', '-')}-2026-11-22-0001`, 255)]
       : []),
-    headerParameter('x-request-id', false, 'Your request id, echoed back as X-Request-Id (1-128 printable characters)'),
+    headerParameter('x-request-id', false, 'Your request id, echoed back as X-Request-Id (1-128 printable characters)', 'checkout-7f3a9c'),
   ];
 
   const success = operation.responses?.['200'];

@@ -1,3 +1,3 @@
-/** Identifier texts of decisions §1/§3 (account ids, user ids): one pattern and its rule in words. */
+/** Identifier texts of docs/decisions.md §1/§3 (account ids, user ids): one pattern and its rule in words. */
 export const IDENTIFIER = /^[A-Za-z0-9._:@-]{1,128}$/;
 export const IDENTIFIER_RULE = '1-128 characters of A-Z a-z 0-9 . _ : @ -';

@@ -66,6 +66,11 @@ export class MarketData {
     return refreshing;
   }
 
+  /** How old the latest snapshot is, by this instance's clock (undefined before the first); for the metrics. */
+  ageMs(): number | undefined {
+    return this.current && this.now() - this.current.snapshot.fetchedAt.getTime();
+  }
+
   /** The current snapshot if it has not expired (synchronously: the cheapest answers need no promise). */
   fresh(): MarketSnapshot | undefined {
     return this.current && this.now() < this.current.expiresAt ? this.current.snapshot : undefined;

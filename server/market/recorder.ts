@@ -9,6 +9,7 @@
  * Tests drive it by hand (`record()`) with MARKET_RECORD_INTERVAL_MS=0.
  */
 import type { Logger } from '../lib/logger.ts';
+import type { JobMetrics } from '../metrics/jobs.ts';
 import { DEFAULT_FLOORS } from '../valuation/index.ts';
 import type { MarketData, MarketSnapshot } from './market-data.ts';
 import { eventValuation } from './valuation-view.ts';
@@ -43,6 +44,7 @@ export class MarketRecorder {
   constructor(
     private marketData: MarketData,
     private logger: Logger,
+    private jobs?: JobMetrics,
   ) {}
 
   /** Called with every recording from now on; returns the unsubscribe. */
@@ -98,9 +100,16 @@ export class MarketRecorder {
   /** Records every `intervalMs` until stop() (0: never). A failed recording is logged and retried next period. */
   start(intervalMs: number): this {
     if (intervalMs <= 0) return this;
+    const job = this.jobs?.register('market_record', intervalMs);
     const tick = async () => {
       if (this.stopped) return;
-      await this.record().catch((error) => this.logger.warn('market recording failed', { error: String(error?.message ?? error) }));
+      await this.record().then(
+        () => job?.ran(true),
+        (error) => {
+          job?.ran(false);
+          this.logger.warn('market recording failed', { error: String(error?.message ?? error) });
+        },
+      );
       if (!this.stopped) this.timer = setTimeout(tick, intervalMs);
     };
     this.timer = setTimeout(tick, 0);

@@ -25,7 +25,12 @@ export interface RateLimiter {
    */
   peek(bucket: string, rule: RateRule): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
+  /** Failed calls to a shared store (Redis) since start, by reason; absent for an in-process limiter (it cannot fail). */
+  readonly storeErrors?: Readonly<Record<StoreErrorReason, number>>;
 }
+
+/** timeout: no answer within REDIS_TIMEOUT_MS; error: the call failed; unavailable: not tried (reconnect backoff). */
+export type StoreErrorReason = 'timeout' | 'error' | 'unavailable';
 
 /**
  * The bucket arithmetic, shared by the in-process limiter and mirrored by the Redis script.

@@ -12,7 +12,7 @@
  */
 import { RedisClient } from 'bun';
 import type { RateRule } from '../config.ts';
-import { decide, type RateDecision, type RateLimiter } from './rate-limiter.ts';
+import { decide, type RateDecision, type RateLimiter, type StoreErrorReason } from './rate-limiter.ts';
 
 /**
  * Returns the tokens in the bucket before this request (after refill); `decide` does the rest.
@@ -66,6 +66,8 @@ export class RedisRateLimiter implements RateLimiter {
   private closed = false;
   private readonly timeoutMs: number;
   private readonly prefix: string;
+  /** Counted for the operator metrics (preipo_ratelimit_store_errors_total). */
+  readonly storeErrors: Record<StoreErrorReason, number> = { timeout: 0, error: 0, unavailable: 0 };
 
   constructor(
     private readonly url: string,
@@ -84,7 +86,13 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private async run(bucket: string, rule: RateRule, consume: boolean): Promise<RateDecision> {
-    const client = this.currentClient();
+    let client: RedisClient;
+    try {
+      client = this.currentClient();
+    } catch (error) {
+      this.storeErrors.unavailable++;
+      throw error;
+    }
     const args = ['1', this.prefix + bucket, String(rule.rps), String(rule.burst), consume ? '1' : '0'];
     const before = await this.withinDeadline(client, this.evaluate(client, args));
     if (this.client === client) this.backoffMs = RECONNECT_FIRST_MS;
@@ -157,6 +165,7 @@ export class RedisRateLimiter implements RateLimiter {
           setImmediate(() => {
             if (settled) return;
             settled = true;
+            this.storeErrors.timeout++;
             this.missedDeadline(client);
             reject(new RedisRateLimiterUnavailable(`Redis did not answer within ${this.timeoutMs} ms`));
           }),
@@ -173,6 +182,7 @@ export class RedisRateLimiter implements RateLimiter {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
+          this.storeErrors.error++;
           // A server error (e.g. OOM) leaves the connection usable; anything else is the connection's.
           if ((error as { code?: string }).code !== 'ERR_REDIS_SERVER_ERROR') this.drop(client);
           reject(error);

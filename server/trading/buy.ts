@@ -1,5 +1,5 @@
 /**
- * Opening a position (decisions §7 "Buy"): size it against the live asks, check the venue balance,
+ * Opening a position (docs/decisions.md §7, the "Buy" rules): size it against the live asks, check the venue balance,
  * record the position and its orders (PENDING), send one FOK order per band, and settle. Every band
  * fills or the buy is unwound (the filled bands sold back) and answers ORDER_REJECTED.
  *

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key for buy and sell (decisions §7), kept in the database so it holds across
+ * Idempotency-Key for buy and sell (docs/decisions.md §7), kept in the database so it holds across
  * instances. The same key with the same body within 24 h replays the first answer; a different body
  * is IDEMPOTENCY_MISMATCH; a request still running is IDEMPOTENCY_IN_PROGRESS.
  *

@@ -1,5 +1,5 @@
 /**
- * orders/sync (decisions §7): asks the venue about every PENDING order of the user, applies what it
+ * orders/sync (docs/decisions.md §7): asks the venue about every PENDING order of the user, applies what it
  * reports, and settles the positions involved (a buy whose missing outcome turns out unfilled is
  * unwound here). An order the venue never received, older than a grace period, was cut off by a
  * crash before it was sent: it is cancelled at the venue too, so a late arrival can never fill.

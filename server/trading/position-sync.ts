@@ -1,5 +1,5 @@
 /**
- * positions/sync (decisions §7): first orders/sync (so fills the venue knows are recorded), then the
+ * positions/sync (docs/decisions.md §7): first orders/sync (so fills the venue knows are recorded), then the
  * wallet's token balances are allotted to the user's positions oldest first. A position is
  * verified when the wallet holds at least its shares of every band; an open position none of whose
  * tokens remain in the funding wallet is closed (`removed`); tokens left over are `untracked`.

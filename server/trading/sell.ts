@@ -1,5 +1,5 @@
 /**
- * Selling `percentage`% of a position (decisions §7 "Sell"): reserve the shares and record the SELL
+ * Selling `percentage`% of a position (docs/decisions.md §7 "Sell"): reserve the shares and record the SELL
  * orders under the position's row lock (so concurrent sales never sell a share twice), send FAK
  * orders at the bids, apply what fills. A partial sale keeps the position's shape (sale-shape.ts) or
  * is refused; `minAveragePrice` refuses a plan that would fetch less per unit. What does not fill is

@@ -48,10 +48,12 @@ export async function runSettlementPass(services: Services) {
 export function startSettlementWorker(services: Services): { stop(): Promise<void> } {
   const intervalMs = services.config.settlementIntervalMs;
   if (intervalMs <= 0) return { stop: async () => {} };
+  const job = services.metrics.jobs.register('settlement', intervalMs);
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     if (running) return;
-    running = runSettlementPass(services)
+    running = job
+      .track(runSettlementPass(services))
       .then((pass) => {
         if (pass.settled || pass.paid) services.logger.info('settlement pass', pass);
       })

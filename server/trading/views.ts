@@ -1,5 +1,5 @@
 /**
- * Public shapes of positions, orders and trades (interface.md, decisions §7), computed from the
+ * Public shapes of positions, orders and trades (docs/api.md "Position", "Order", "Trade"; docs/decisions.md §7), computed from the
  * records and the current books. Integers (micro-USD, micro-shares) become JSON numbers only here.
  * Valuation is at the bids: what the holdings would fetch if sold now.
  */
@@ -64,7 +64,7 @@ function totalsOf(bands: ValuedBandRow[], books: Map<string, OrderBook>): BandTo
   return t;
 }
 
-/** The position's numbers at the current bids (decisions §7 "Position summary"). */
+/** The position's numbers at the current bids (docs/decisions.md §7 "Position figures"). */
 function figures(position: Pick<PositionRow, 'unitsMicros'>, t: BandTotals): Figures {
   // Units scale with the shares: U for a full buy, in proportion after fills fall short or sales.
   const units = (shares: number) => (t.targetMicros === 0 ? 0 : Number((BigInt(position.unitsMicros) * BigInt(shares)) / BigInt(t.targetMicros)));
@@ -98,7 +98,7 @@ export function positionSummary(position: SummaryPositionRow, totals: BandTotals
   };
 }
 
-/** The detail shape: interface.md lists it without size and unrealizedPnlPercent. */
+/** The detail shape: no size and no unrealizedPnlPercent (docs/api.md "Position"). */
 export function positionDetail(position: PositionRow, bands: ValuedBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
   const f = figures(position, totalsOf(bands, books));
   return {

@@ -1,5 +1,5 @@
 /**
- * Market quote of an event (decisions §6): band prices, costs per $1 of exposure, best and worst
+ * Market quote of an event (docs/decisions.md §6): band prices, costs per $1 of exposure, best and worst
  * returns, bid/ask slippage per side, the per-band breakdown and the implied valuation.
  * Pure: numbers in, numbers out.
  */

@@ -1,5 +1,5 @@
 /**
- * Sizing a buy (decisions §7): the largest number of units whose most expensive fill fits the amount;
+ * Sizing a buy (docs/decisions.md §7): the largest number of units whose most expensive fill fits the amount;
  * band i gets w(i)·U shares rounded down to the venue's share step. Each band's order is limited to
  * the worst ask level its shares reach (its `worstPrice`), so whatever the books do before the fill,
  * a band costs at most shares × worstPrice; sizing keeps Σ shares × worstPrice ≤ amount, so a buy can

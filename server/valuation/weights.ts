@@ -1,5 +1,5 @@
 /**
- * Position weights (decisions §6). One LONG unit holds wL(i) shares of every band i, so it pays wL(k)
+ * Position weights (docs/decisions.md §6). One LONG unit holds wL(i) shares of every band i, so it pays wL(k)
  * when band k resolves: $1 at the top band, floorL at the bottom. SHORT mirrors it.
  *   wL(i) = floorL + (1 − floorL)·i/(n−1)        wS(i) = floorS + (1 − floorS)·(n−1−i)/(n−1)
  * With a single band both weights are 1.

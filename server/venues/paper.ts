@@ -1,5 +1,5 @@
 /**
- * The paper venue (decisions §8): an in-process exchange whose books (paper-book.ts) are a pure
+ * The paper venue (docs/decisions.md §8): an in-process exchange whose books (paper-book.ts) are a pure
  * function of a seed, each token's reference price and the time, shaped like the live venue's
  * (Polymarket's tick rule, depth sized in dollars). Minimum order 5 shares, share step 0.01.
  */

@@ -31,7 +31,7 @@ export interface VenueCredentials {
   walletAddress?: string | null;
   /**
    * Whose credentials these are, filled in when opened. The paper venue keeps one account per owner
-   * (decisions §8), never per API key: two tenants may store the same key. A live venue ignores it
+   * (docs/decisions.md §8), never per API key: two tenants may store the same key. A live venue ignores it
    * (its accounts are the credentials themselves).
    */
   owner?: VenueOwner;
@@ -113,7 +113,7 @@ export interface Venue {
   redeem?(redemption: Redemption, credentials: () => Promise<VenueCredentials>): Promise<{ txHash: string | null }>;
 }
 
-/** Best bid (0 when none) and best ask (1 when none) as prices, per decisions §6. */
+/** Best bid (0 when none) and best ask (1 when none) as prices, per docs/decisions.md §6. */
 export function topOfBook(book: OrderBook | undefined) {
   return {
     bid: book?.bids[0] ? book.bids[0].priceMicros / 1e6 : 0,

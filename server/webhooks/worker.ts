@@ -80,6 +80,8 @@ export interface DeliverOptions {
   random?: () => number;
   /** The clock of the per-webhook pause after repeated failures (tests); real time otherwise. */
   clock?: () => number;
+  /** Hears whether each claim (a look for due deliveries) succeeded: the worker's job metrics. */
+  onClaim?: (ok: boolean) => void;
 }
 
 export interface PassResult {
@@ -176,7 +178,13 @@ export class DeliveryPool {
       return;
     }
     this.claiming = this.fill()
-      .catch((error) => this.fail(error, 'claim'))
+      .then(
+        () => this.options.onClaim?.(true),
+        (error) => {
+          this.options.onClaim?.(false);
+          this.fail(error, 'claim');
+        },
+      )
       .finally(() => {
         this.claiming = null;
         this.wake();
@@ -452,9 +460,11 @@ export function startWebhookWorker(services: Services, options: { lookup?: Looku
   if (intervalMs <= 0) return { stop: async () => {} };
   const controller = new AbortController();
   const describe = (error: unknown) => String((error as Error)?.message ?? error).split('\n')[0];
+  const deliveries = services.metrics.jobs.register('webhook_delivery', intervalMs);
+  const balanceLow = services.metrics.jobs.register('balance_low', Math.max(intervalMs, BALANCE_LOW_CHECK_MS));
   const pool = new DeliveryPool(
     services,
-    { owner: randomUUID(), signal: controller.signal, lookup: options.lookup, concurrency: options.concurrency },
+    { owner: randomUUID(), signal: controller.signal, lookup: options.lookup, concurrency: options.concurrency, onClaim: deliveries.ran },
     (error, during) =>
       services.logger.warn(during === 'claim' ? 'webhook delivery claim failed; the next one retries' : 'webhook delivery outcome not recorded; its lease runs out and it is retried', {
         error: describe(error),
@@ -466,7 +476,8 @@ export function startWebhookWorker(services: Services, options: { lookup?: Looku
     pool.kick();
     if (!balanceCheck && Date.now() - balanceCheckedAt >= BALANCE_LOW_CHECK_MS) {
       balanceCheckedAt = Date.now();
-      balanceCheck = checkBalanceLow(services)
+      balanceCheck = balanceLow
+        .track(checkBalanceLow(services))
         .then(() => {})
         .catch((error) => services.logger.warn('balance-low check failed; the next one retries', { error: describe(error) }))
         .finally(() => (balanceCheck = undefined));

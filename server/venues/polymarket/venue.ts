@@ -1,5 +1,5 @@
 /**
- * VENUE=polymarket: the venue interface over Polymarket's CLOB V2 (decisions §8). Orders are signed
+ * VENUE=polymarket: the venue interface over Polymarket's CLOB V2 (docs/decisions.md §8). Orders are signed
  * (EIP-712, viem) by the user's session key on behalf of their deposit wallet (signature type
  * POLY_1271: the wallet is maker and signer); requests carry the user's L2 API credentials; token
  * balances come from Polygon (ERC-1155 `balanceOfBatch`), the source of truth for positions/sync.

@@ -92,7 +92,7 @@ export function mapStatus(raw: unknown, filledMicros: number): VenueOrderStatus 
   }
 }
 
-/** A refusal text from POST /order → our reason vocabulary (decisions §7). */
+/** A refusal text from POST /order → our reason vocabulary (docs/decisions.md §7). */
 export function refusalReason(message: string): string {
   const text = message.toLowerCase();
   if (text.includes('not enough balance') || text.includes('allowance')) return 'insufficient-balance';

@@ -1,0 +1,274 @@
+/**
+ * The two layering rules (docs/contributing.md "Layering"), checked on the source text so that
+ * `npm test`, and therefore CI, fails on a file that breaks them:
+ *  (a) routers/ never imports the database: no driver (postgres, PGlite), no query builder
+ *      (drizzle-orm) and no module under db/ (the client, the schema and its tables). A router
+ *      validates, calls a domain function in server/<domain>/ and maps its answer to JSON;
+ *  (b) tRPC's internals are used nowhere in server/, routers/, dashboard/ and client/: no import of a
+ *      path the tRPC packages do not export publicly (`@trpc/server/unstable-core-do-not-import`,
+ *      `@trpc/client/unstable-internals`, anything under dist/), and no `_def`, the procedures'
+ *      private definition. Only the files in TRPC_INTERNALS_ALLOWED may, so that a tRPC upgrade can
+ *      change behaviour in one known place at most.
+ * Imports are found by regular expressions over the text with its comments blanked out (so examples in
+ * comments do not count, and line numbers stay right). Generated files are not ours to lint: *.d.ts,
+ * and anything under node_modules/, dist/ or build/.
+ */
+import { describe, expect, test } from 'bun:test';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+
+/** The one place allowed to touch tRPC's internals (set by whoever owns the procedure definition). */
+export const TRPC_INTERNALS_ALLOWED = ['server/trpc/build.ts'];
+
+const ROOT = resolve(import.meta.dir, '..');
+const SOURCE = /\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
+const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'build']);
+
+/** Packages that reach a database, and the repository folder holding the client, schema and migrations. */
+const DATABASE_PACKAGES = ['drizzle-orm', 'drizzle-kit', 'postgres', 'pg', '@electric-sql/pglite', 'bun:sqlite'];
+const DATABASE_DIR = join(ROOT, 'db');
+
+export interface ImportSite {
+  specifier: string;
+  line: number;
+}
+
+/**
+ * The text with every comment replaced by spaces (newlines kept), strings and regular expressions
+ * left as they are. A small scanner, not a parser: it knows strings, template literals (with `${}`),
+ * comments and regular-expression literals well enough for source code of this repository.
+ */
+export function blankComments(text: string): string {
+  const out = text.split('');
+  const blank = (from: number, to: number) => {
+    for (let k = from; k < to; k++) if (out[k] !== '\n') out[k] = ' ';
+  };
+  const templateDepth: number[] = []; // brace depth at which each open `${` returns to its template
+  let braces = 0;
+  let lastSignificant = '';
+  let i = 0;
+  const n = text.length;
+  const scanString = (quote: string) => {
+    let j = i + 1;
+    while (j < n && text[j] !== quote && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+    i = j + 1;
+  };
+  /** From just after a backtick or a closing `}` of `${…}`: to the closing backtick or the next `${`. */
+  const scanTemplate = () => {
+    let j = i;
+    while (j < n) {
+      if (text[j] === '\\') j += 2;
+      else if (text[j] === '`') return void (i = j + 1);
+      else if (text[j] === '$' && text[j + 1] === '{') {
+        templateDepth.push(braces);
+        braces++;
+        return void (i = j + 2);
+      } else j++;
+    }
+    i = n;
+  };
+  const regexCanStart = () => lastSignificant === '' || '(,=:[!&|?{};+-*%<>~^'.includes(lastSignificant);
+  while (i < n) {
+    const c = text[i]!;
+    const next = text[i + 1];
+    if (c === '/' && next === '/') {
+      const end = text.indexOf('\n', i);
+      blank(i, end === -1 ? n : end);
+      i = end === -1 ? n : end;
+    } else if (c === '/' && next === '*') {
+      const end = text.indexOf('*/', i + 2);
+      blank(i, end === -1 ? n : end + 2);
+      i = end === -1 ? n : end + 2;
+    } else if (c === "'" || c === '"') {
+      scanString(c);
+      lastSignificant = 'a';
+    } else if (c === '`') {
+      i++;
+      scanTemplate();
+      lastSignificant = 'a';
+    } else if (c === '/' && regexCanStart()) {
+      let j = i + 1;
+      let inClass = false;
+      while (j < n && text[j] !== '\n' && (inClass || text[j] !== '/')) {
+        if (text[j] === '\\') j++;
+        else if (text[j] === '[') inClass = true;
+        else if (text[j] === ']') inClass = false;
+        j++;
+      }
+      i = j + 1;
+      lastSignificant = 'a';
+    } else {
+      if (c === '{') braces++;
+      if (c === '}') {
+        braces--;
+        if (templateDepth.length && templateDepth[templateDepth.length - 1] === braces) {
+          templateDepth.pop();
+          i++;
+          scanTemplate();
+          lastSignificant = 'a';
+          continue;
+        }
+      }
+      if (!/\s/.test(c)) lastSignificant = /[\w$)\]]/.test(c) ? 'a' : c;
+      i++;
+    }
+  }
+  return out.join('');
+}
+
+const IMPORT_PATTERNS = [
+  /(?<![\w$.])(?:import|export)\s[^'"`;]*?\bfrom\s*(['"])([^'"\n]+)\1/g, // import … from '…', export … from '…'
+  /(?<![\w$.])import\s*(['"])([^'"\n]+)\1/g, // import '…' (for its side effects)
+  /(?<![\w$.])import\s*\(\s*(['"`])([^'"`\n]+)\1\s*\)/g, // import('…'), typeof import('…')
+  /(?<![\w$.])require\s*\(\s*(['"`])([^'"`\n]+)\1\s*\)/g, // require('…'), import x = require('…')
+];
+
+const lineAt = (text: string, index: number) => text.slice(0, index).split('\n').length;
+
+/** Every module a source text imports or re-exports, with the line of its specifier. */
+export function importsOf(text: string): ImportSite[] {
+  const code = blankComments(text);
+  const sites: ImportSite[] = [];
+  for (const pattern of IMPORT_PATTERNS) {
+    for (const match of code.matchAll(pattern)) {
+      const specifier = match[2]!;
+      sites.push({ specifier, line: lineAt(code, match.index! + match[0].lastIndexOf(specifier)) });
+    }
+  }
+  return sites.sort((a, b) => a.line - b.line);
+}
+
+/** Lines that use `_def` (outside comments). */
+export function defUsesOf(text: string): number[] {
+  const code = blankComments(text);
+  return [...code.matchAll(/(?<![\w$])_def(?![\w$])/g)].map((m) => lineAt(code, m.index!));
+}
+
+/** The repository's source files under `dir` (relative paths with `/`), generated files left out. */
+function sourceFiles(dir: string): string[] {
+  const absolute = join(ROOT, dir);
+  if (!existsSync(absolute)) return [];
+  const files: string[] = [];
+  const walk = (folder: string) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (!SKIPPED_DIRS.has(entry.name)) walk(path);
+      } else if (SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+        files.push(relative(ROOT, path).split(sep).join('/'));
+      }
+    }
+  };
+  walk(absolute);
+  return files.sort();
+}
+
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const isPackage = (specifier: string, name: string) => specifier === name || specifier.startsWith(name + '/');
+
+export function isDatabaseImport(file: string, specifier: string): boolean {
+  if (DATABASE_PACKAGES.some((name) => isPackage(specifier, name))) return true;
+  if (!specifier.startsWith('.')) return false;
+  const target = resolve(ROOT, dirname(file), specifier);
+  return target === DATABASE_DIR || target.startsWith(DATABASE_DIR + sep);
+}
+
+/** The subpaths a tRPC package exports on purpose: its package.json `exports`, less those it calls unstable or internal. */
+const publicSubpaths = new Map<string, Set<string> | null>();
+function exportedSubpaths(pkg: string): Set<string> | null {
+  if (!publicSubpaths.has(pkg)) {
+    const manifest = join(ROOT, 'node_modules', ...pkg.split('/'), 'package.json');
+    const exports = existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).exports : undefined;
+    publicSubpaths.set(pkg, exports && typeof exports === 'object' ? new Set(Object.keys(exports).filter((k) => k !== './package.json')) : null);
+  }
+  return publicSubpaths.get(pkg)!;
+}
+
+export function isTrpcInternalImport(specifier: string): boolean {
+  const match = /^(@trpc\/[^/]+)(\/.*)?$/.exec(specifier);
+  if (!match) return false;
+  const [, pkg, subpath = ''] = match;
+  if (/unstable|internal|(^|\/)(dist|src)(\/|$)/i.test(subpath)) return true;
+  const exported = exportedSubpaths(pkg!);
+  return exported !== null && !exported.has('.' + subpath);
+}
+
+/** `file:line  the line's text`, as a reader wants to find it. */
+function site(file: string, text: string, line: number): string {
+  return `${file}:${line}  ${text.split('\n')[line - 1]!.trim()}`;
+}
+
+describe('the scanner', () => {
+  test('finds every kind of import with its line, and none in comments', () => {
+    const text = [
+      "import { a } from './a.ts';",
+      'import type {',
+      '  B,',
+      "} from '../db/schema.ts';",
+      "export * from 'drizzle-orm';",
+      "import './side-effect.ts';",
+      "const lazy = await import('postgres');",
+      "// import { x } from 'commented-out';",
+      "/* export { y } from 'also-commented'; */",
+      "const url = 'http://example.com'; type T = typeof import('@trpc/server/unstable-core-do-not-import');",
+      "const re = /['\"]/; import { z } from 'zod';",
+      'const s = `${`nested ${1}`}`; const { _def } = procedure;',
+    ].join('\n');
+    expect(importsOf(text)).toEqual([
+      { specifier: './a.ts', line: 1 },
+      { specifier: '../db/schema.ts', line: 4 },
+      { specifier: 'drizzle-orm', line: 5 },
+      { specifier: './side-effect.ts', line: 6 },
+      { specifier: 'postgres', line: 7 },
+      { specifier: '@trpc/server/unstable-core-do-not-import', line: 10 },
+      { specifier: 'zod', line: 11 },
+    ]);
+    expect(defUsesOf(text)).toEqual([12]);
+    expect(defUsesOf('// procedure._def is private\n/** `_def.inputs` */\nconst x = p._def;')).toEqual([3]);
+  });
+
+  test('classifies database and tRPC-internal imports', () => {
+    expect(isDatabaseImport('routers/a.ts', '../db/client.ts')).toBe(true);
+    expect(isDatabaseImport('routers/a.ts', '../db/tables/positions.ts')).toBe(true);
+    expect(isDatabaseImport('routers/a.ts', 'drizzle-orm/pg-core')).toBe(true);
+    expect(isDatabaseImport('routers/a.ts', '@electric-sql/pglite')).toBe(true);
+    expect(isDatabaseImport('routers/a.ts', '../server/trading/queries.ts')).toBe(false);
+    expect(isDatabaseImport('routers/a.ts', 'postgres-range')).toBe(false);
+    expect(isTrpcInternalImport('@trpc/server/unstable-core-do-not-import')).toBe(true);
+    expect(isTrpcInternalImport('@trpc/client/unstable-internals')).toBe(true);
+    expect(isTrpcInternalImport('@trpc/server/dist/unstable-core-do-not-import.mjs')).toBe(true);
+    expect(isTrpcInternalImport('@trpc/server')).toBe(false);
+    expect(isTrpcInternalImport('@trpc/server/adapters/fetch')).toBe(false);
+    expect(isTrpcInternalImport('@trpc/server/rpc')).toBe(false);
+    expect(isTrpcInternalImport('@trpc/client')).toBe(false);
+  });
+});
+
+describe('layering', () => {
+  test('(a) no file in routers/ imports the database', () => {
+    const files = sourceFiles('routers');
+    expect(files.length).toBeGreaterThan(10); // the rule checks something
+    const violations = files.flatMap((file) => {
+      const text = read(file);
+      return importsOf(text)
+        .filter(({ specifier }) => isDatabaseImport(file, specifier))
+        .map(({ line }) => site(file, text, line));
+    });
+    expect(violations).toEqual([]);
+  });
+
+  test(`(b) tRPC internals are used nowhere but ${TRPC_INTERNALS_ALLOWED.join(', ')}`, () => {
+    const files = ['server', 'routers', 'dashboard', 'client'].flatMap(sourceFiles);
+    expect(files.length).toBeGreaterThan(100);
+    const allowed = new Set(TRPC_INTERNALS_ALLOWED);
+    const violations = files
+      .filter((file) => !allowed.has(file))
+      .flatMap((file) => {
+        const text = read(file);
+        const internal = importsOf(text).filter(({ specifier }) => isTrpcInternalImport(specifier)).map(({ line }) => line);
+        return [...new Set([...internal, ...defUsesOf(text)])].sort((a, b) => a - b).map((line) => site(file, text, line));
+      });
+    expect(violations).toEqual([]);
+  });
+});
