@@ -28,8 +28,11 @@ const lastEventIdParam = () =>
     .max(1000)
     .meta({ description: 'Resume after this message id (what the stream sent as `id:`); the Last-Event-ID header wins over it' });
 
+/** On REST a single `events` parameter is a list of one (server/http/rest-input.ts). */
 const eventSlugs = z
-  .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(slug()).min(1).max(MAX_STREAM_EVENTS))
+  .array(slug())
+  .min(1)
+  .max(MAX_STREAM_EVENTS)
   .meta({ description: `The events, each by our id, the venue's event slug or an alias (as /trading/valuation); repeat the parameter for several (at most ${MAX_STREAM_EVENTS})` });
 
 const accountEvent = z.object({

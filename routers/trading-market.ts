@@ -12,12 +12,8 @@ import { isoString, noInput, optionalParams } from './params.ts';
 
 const TAGS = ['Trading market data'];
 
-/** A floor in [0, 1], as a JSON number or a decimal string; failures are INVALID_FLOOR. */
-const floor = (description: string) =>
-  z
-    .preprocess((v) => (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v) ? Number(v) : v), z.number().min(0).max(1))
-    .optional()
-    .meta({ description });
+/** A floor in [0, 1] (on REST, a query parameter's decimal text); failures are INVALID_FLOOR. */
+const floor = (description: string) => z.number().min(0).max(1).optional().meta({ description });
 
 const eventStatus = z
   .enum(['open', 'closed', 'resolved', 'voided'])

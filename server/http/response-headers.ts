@@ -59,6 +59,11 @@ export class JsonResponses {
   private names: string[] = [];
   private values: string[] = [];
   private readonly add: SetHeader = (name, value) => {
+    const seen = name === 'Vary' ? this.names.indexOf(name) : -1;
+    if (seen >= 0) {
+      this.values[seen] = joinVary(this.values[seen]!, value);
+      return;
+    }
     this.names.push(name);
     this.values.push(value);
   };

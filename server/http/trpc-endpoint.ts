@@ -1,5 +1,7 @@
 /**
- * /trpc: tRPC's own fetch adapter over the same router and the same per-request context as /api.
+ * /trpc requests the fast path (trpc-rpc.ts) leaves to tRPC: subscriptions, streamed batches, HEAD,
+ * unknown procedures, a method that does not fit. tRPC's own fetch adapter over the same router and
+ * the same per-request context as /api.
  * Errors carry our four public fields in `error.data.api` (see errorFormatter in trpc/init.ts).
  *
  * Before tRPC sees a request, the endpoint holds it to the same input rules as /api:

@@ -27,7 +27,7 @@ export interface RequestContext {
   /** What this request was billed; `billable` is set by billed procedures even when they fail. */
   billing: { billable: boolean; chargedMicros: number };
   /** Fields for the request log line, filled in as the request is understood. */
-  logFields: { accountId?: string };
+  logFields: { accountId?: string; route?: string };
   /** What this request has learnt about its key, shared by the calls of a tRPC batch (set on first use). */
   keyCheck?: KeyCheck;
   /** The session its cookie names, looked up once per HTTP request (trpc/session-gate.ts). */
