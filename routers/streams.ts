@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ACCOUNT_EVENT_TYPES } from '../server/notifications/emit.ts';
 import { accountCatchUp, accountSubscription, valuationCatchUp, valuationSubscription } from '../server/streams/open.ts';
 import { router } from '../server/trpc/init.ts';
-import { publicProcedure, userProcedure } from '../server/trpc/procedures.ts';
+import { publicProcedure, userProcedure } from '../server/procedures/base.ts';
 import { isoString, optionalParams } from './params.ts';
 import { valuationAnswer } from './trading-market.ts';
 

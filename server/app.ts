@@ -29,7 +29,7 @@ import { createTrpcRpc, type RpcOutcome } from './http/trpc-rpc.ts';
 import { newId } from './lib/ids.ts';
 import { isStreamRoute, serveStreamRoute } from './streams/rest.ts';
 import type { Services } from './services.ts';
-import { createRequestContext, type RequestContext } from './trpc/context.ts';
+import { createRequestContext, type RequestContext } from './procedures/context.ts';
 
 /** What the outer wrapper knows about a request before it is routed. */
 interface RequestScope {

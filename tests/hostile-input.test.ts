@@ -12,7 +12,7 @@ import { optionalParams } from '../routers/params.ts';
 import { DEFERRED_INPUT_MEMBER } from '../server/http/deferred-input.ts';
 import { INPUT_LIMITS } from '../server/http/input-limits.ts';
 import { createRestBridge } from '../server/http/rest-bridge.ts';
-import { createRequestContext } from '../server/trpc/context.ts';
+import { createRequestContext } from '../server/procedures/context.ts';
 import { baseProcedure } from '../server/procedures/builder.ts';
 import { router } from '../server/trpc/init.ts';
 import { createTestApp, DASHBOARD_KEY, json, type TestApp } from './harness/app.ts';

@@ -12,7 +12,7 @@ import { appRouter } from '../routers/index.ts';
 import { toPublicError } from '../server/errors.ts';
 import type { Route } from '../server/http/route-table.ts';
 import { createTrpcEndpoint } from '../server/http/trpc-endpoint.ts';
-import { createRequestContext, type RequestContext } from '../server/trpc/context.ts';
+import { createRequestContext, type RequestContext } from '../server/procedures/context.ts';
 import { createCallerFactory } from '../server/trpc/init.ts';
 import { BASE, createTestApp, DASHBOARD_KEY, type TestApp } from './harness/app.ts';
 import { fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';

@@ -4,7 +4,7 @@
  * on 409/503, and CORS.
  */
 import { formatUsd } from '../lib/money.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 
 export interface HeaderSource {
   requestId: string;

@@ -11,7 +11,7 @@
  */
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 import { jsonText } from '../lib/reusable-json.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { readBodyText } from './body-reader.ts';
 import { deferredInput, readJsonInput, type DeferredInput } from './deferred-input.ts';
 import { RouteTable } from './route-table.ts';

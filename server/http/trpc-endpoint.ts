@@ -16,7 +16,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { recordRequestId, trpcErrorShape } from '../trpc/init.ts';
 import { readBodyText } from './body-reader.ts';
 import { deferredInput, readJsonInput, type DeferredReason, type JsonInput } from './deferred-input.ts';

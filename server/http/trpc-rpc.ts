@@ -21,7 +21,7 @@ import { jsonText } from '../lib/reusable-json.ts';
 import { isThenable, type MaybePromise } from '../lib/when-ready.ts';
 import { catalogOf } from '../procedures/catalog.ts';
 import { compileDefinition, type CompiledProcedure } from '../procedures/runner.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { trpcErrorShape } from '../trpc/init.ts';
 import { readBodyText } from './body-reader.ts';
 import { deferredInput, readJsonInput, type DeferredReason } from './deferred-input.ts';

@@ -17,12 +17,12 @@ import { newId } from '../lib/ids.ts';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
 import { whenReady } from '../lib/when-ready.ts';
 import { digestOf } from '../services.ts';
-import type { KeyCheck, RequestContext } from '../trpc/context.ts';
-import { inspectInput } from '../trpc/input-inspection.ts';
-import { authenticate, authFailed, keyCheckOf, refuseBlockedClient } from '../trpc/key-gate.ts';
-import { applyDecision, applyRateLimit, takeToken } from '../trpc/rate-limits.ts';
-import { admitSession, usesSession } from '../trpc/session-gate.ts';
-import { userIdOf } from '../trpc/user-id.ts';
+import type { KeyCheck, RequestContext } from './context.ts';
+import { inspectInput } from './input-inspection.ts';
+import { authenticate, authFailed, keyCheckOf, refuseBlockedClient } from './key-gate.ts';
+import { applyDecision, applyRateLimit, takeToken } from './rate-limits.ts';
+import { admitSession, usesSession } from './session-gate.ts';
+import { userIdOf } from './user-id.ts';
 import type { Admission, Gate, GateCall } from './definition.ts';
 
 /** x-api-key wins over ?apiKey= when both are sent (docs/decisions.md §3). */

@@ -31,7 +31,7 @@ export function catalogOf(router: object, prefix = ''): CatalogEntry[] {
       continue;
     }
     const definition = definitionOf(member as object);
-    if (!definition) throw new Error(`catalog: ${path} was not built from a base procedure of server/trpc/procedures.ts`);
+    if (!definition) throw new Error(`catalog: ${path} was not built from a base procedure of server/procedures/base.ts`);
     entries.push({ path, definition, procedure: member as object });
   }
   return entries;

@@ -10,7 +10,7 @@
  */
 import type { z } from 'zod';
 import type { MaybePromise } from '../lib/when-ready.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from './context.ts';
 import type { RouteMeta } from '../trpc/init.ts';
 
 export type ProcedureKind = 'query' | 'mutation' | 'subscription';

@@ -7,7 +7,7 @@
  */
 import { markReusable } from '../lib/reusable-json.ts';
 import { whenReady, type MaybePromise } from '../lib/when-ready.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from './context.ts';
 
 const MAX_ANSWERS_PER_SNAPSHOT = 1_000;
 const answersBySnapshot = new WeakMap<object, Map<string, unknown>>();

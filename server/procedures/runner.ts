@@ -12,7 +12,7 @@ import { TRPCError } from '@trpc/server';
 import type { z } from 'zod';
 import { deepFreeze, isReusable, markReusable } from '../lib/reusable-json.ts';
 import { isThenable, whenReady, type MaybePromise } from '../lib/when-ready.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from './context.ts';
 import type { Admission, ProcedureDefinition } from './definition.ts';
 import { answerPerSnapshot } from './market-answers.ts';
 

@@ -17,7 +17,7 @@ import { catalogOf } from '../procedures/catalog.ts';
 import { compileDefinition, type CompiledProcedure } from '../procedures/runner.ts';
 import { IDENTIFIER } from '../lib/identifiers.ts';
 import { jsonText } from '../lib/reusable-json.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { beginOpening } from './open.ts';
 import { ACCOUNT_STREAM_PATH, VALUATION_STREAM_PATH } from './registry.ts';
 

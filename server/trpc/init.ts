@@ -3,7 +3,7 @@ import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { toPublicError, type PublicError } from '../errors.ts';
 import { recordRouter } from '../procedures/catalog.ts';
-import type { RequestContext } from './context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 
 /** Who may call a procedure; set once by the base procedures, read by the docs and the security tests. */
 export type Access = 'public' | 'key' | 'user' | 'dashboard' | 'session';

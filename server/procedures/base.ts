@@ -5,8 +5,8 @@
  */
 import type { KeyPrincipal } from '../accounts/api-keys.ts';
 import type { Session } from '../auth/sessions.ts';
-import { billedByKey, billedForUser, dashboard, open, sessionOnly } from '../procedures/access.ts';
-import { baseProcedure } from '../procedures/builder.ts';
+import { billedByKey, billedForUser, dashboard, open, sessionOnly } from './access.ts';
+import { baseProcedure } from './builder.ts';
 
 type TradingUser = { accountId: string; userId: string };
 
