@@ -3,7 +3,7 @@ import { creditAccount, getAccount, setAccountRate, setBillingPlan } from '../se
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { walletsOf } from '../server/auth/siwe.ts';
 import { router } from '../server/trpc/init.ts';
-import { dashboardProcedure } from '../server/trpc/procedures.ts';
+import { dashboardProcedure } from '../server/procedures/base.ts';
 import { iso, isoString, noInput, usdAmount } from './params.ts';
 
 const TAG = ['Accounts (dashboard)'];

@@ -5,8 +5,8 @@ import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sess
 import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
 import { creditUnclaimedFor } from '../server/deposits/deposits.ts';
 import { router } from '../server/trpc/init.ts';
-import { publicProcedure, sessionProcedure } from '../server/trpc/procedures.ts';
-import { sessionOf } from '../server/trpc/session-gate.ts';
+import { publicProcedure, sessionProcedure } from '../server/procedures/base.ts';
+import { sessionOf } from '../server/procedures/session-gate.ts';
 import { iso, isoString, noInput } from './params.ts';
 
 const TAG = ['Sign-in'];

@@ -3,7 +3,7 @@ import { billingSummary } from '../server/accounts/billing.ts';
 import { depositTotals } from '../server/deposits/store.ts';
 import { microsToUsd } from '../server/lib/money.ts';
 import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/trpc/procedures.ts';
+import { apiKeyProcedure } from '../server/procedures/base.ts';
 import { noInput } from './params.ts';
 import { pricingFor, pricingSchema } from './pricing.ts';
 

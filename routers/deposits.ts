@@ -8,7 +8,7 @@ import { claimDeposit, listDeposits, type DepositView } from '../server/deposits
 import { ApiError } from '../server/errors.ts';
 import type { Services } from '../server/services.ts';
 import { router } from '../server/trpc/init.ts';
-import { dashboardProcedure } from '../server/trpc/procedures.ts';
+import { dashboardProcedure } from '../server/procedures/base.ts';
 import { iso, isoOrNull, isoString, optionalParams, wholeNumber } from './params.ts';
 
 const TAG = ['Accounts (dashboard)'];

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { resolveEventOutcome } from '../server/events/resolution.ts';
 import { router } from '../server/trpc/init.ts';
-import { dashboardProcedure } from '../server/trpc/procedures.ts';
+import { dashboardProcedure } from '../server/procedures/base.ts';
 
 export const eventsAdminRouter = router({
   resolve: dashboardProcedure

@@ -1,35 +1,28 @@
 /**
- * Input and output building blocks shared by the routers. Query strings arrive as text on REST and as
- * JSON values on tRPC; these schemas accept both the same way, so the two transports never differ.
- * Each call returns a new schema instance (nothing is shared, nothing is mutated later).
+ * Input and output building blocks shared by the routers. Inputs take JSON types (a number is a
+ * number): the REST bridge converts query and path text to them first (server/http/rest-input.ts),
+ * so both transports validate the same values with the same messages. Each call returns a new schema
+ * instance (nothing is shared, nothing is mutated later).
  */
 import { z } from 'zod';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../server/lib/identifiers.ts';
 import { INPUT_LIMITS } from '../server/http/input-limits.ts';
 import { hasMicroPrecision } from '../server/lib/money.ts';
 
-const DIGITS = /^-?\d+$/;
 const NOT_WHOLE = 'must be a whole number in decimal digits';
 
 /**
- * A whole number from `min` to `max`, given as a JSON number or a plain decimal string (`0x2`,
- * `1e2`, `1.5`, `` are refused). Each failure says its own rule: not a whole number, or out of range
+ * A whole number from `min` to `max` (on REST, a query parameter's plain decimal digits; `0x2`, `1e2`,
+ * `1.5`, `` are refused). Each failure says its own rule: not a whole number, or out of range
  * ("must be from 1 to 200"; a range failure stops there, so it is the one message).
  */
 export function wholeNumber(opts: { min: number; max: number }) {
   const range = { error: `must be from ${opts.min} to ${opts.max}`, abort: true };
-  const n = z
+  return z
     .number({ error: (issue) => (issue.input === undefined ? undefined : NOT_WHOLE) })
     .min(opts.min, range)
     .max(opts.max, range)
     .int({ error: NOT_WHOLE });
-  return z.preprocess((v) => (typeof v === 'string' && DIGITS.test(v) ? digitsToNumber(v) : v), n);
-}
-
-/** Digits too many for a double still make a (huge) number, so the answer names the range. */
-function digitsToNumber(digits: string): number {
-  const n = Number(digits);
-  return Number.isFinite(n) ? n : Math.sign(n) * Number.MAX_VALUE;
 }
 
 // The instants a date parameter may name (INPUT_LIMITS.minDate/maxDate): both databases store them,

@@ -18,7 +18,7 @@ import {
 } from '../server/companies/queries.ts';
 import { companyDetail, condensedCompany } from '../server/companies/views.ts';
 import { router } from '../server/trpc/init.ts';
-import { companyDataProcedure } from '../server/trpc/procedures.ts';
+import { companyDataProcedure } from '../server/procedures/base.ts';
 import { isoInstant, isoString, noInput, optionalParams, wholeNumber } from './params.ts';
 
 const TAGS = ['Private companies'];

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ACCOUNT_EVENT_TYPES } from '../server/notifications/emit.ts';
 import { accountCatchUp, accountSubscription, valuationCatchUp, valuationSubscription } from '../server/streams/open.ts';
 import { router } from '../server/trpc/init.ts';
-import { publicProcedure, userProcedure } from '../server/trpc/procedures.ts';
+import { publicProcedure, userProcedure } from '../server/procedures/base.ts';
 import { isoString, optionalParams } from './params.ts';
 import { valuationAnswer } from './trading-market.ts';
 
@@ -28,8 +28,11 @@ const lastEventIdParam = (example: string) =>
     .max(1000)
     .meta({ description: 'Resume after this message id (what the stream sent as `id:`); the Last-Event-ID header wins over it', example });
 
+/** On REST a single `events` parameter is a list of one (server/http/rest-input.ts). */
 const eventSlugs = z
-  .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(slug()).min(1).max(MAX_STREAM_EVENTS))
+  .array(slug())
+  .min(1)
+  .max(MAX_STREAM_EVENTS)
   .meta({
     description: `The events, each by our id, the venue's event slug or an alias (as /trading/valuation); repeat the parameter for several (at most ${MAX_STREAM_EVENTS})`,
     example: ['openai-ipo', 'anthropic-ipo'],

@@ -6,19 +6,15 @@ import { z } from 'zod';
 import { resolveEvent } from '../server/events/resolve.ts';
 import { allValuations, eventSummary, eventValuation } from '../server/market/valuation-view.ts';
 import { router } from '../server/trpc/init.ts';
-import { marketDataProcedure } from '../server/trpc/procedures.ts';
+import { marketDataProcedure } from '../server/procedures/base.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
 import { isoString, noInput, optionalParams } from './params.ts';
 
 const TAGS = ['Trading market data'];
 
-/** A floor in [0, 1], as a JSON number or a decimal string; failures are INVALID_FLOOR. */
+/** A floor in [0, 1] (on REST, a query parameter's decimal text); failures are INVALID_FLOOR. */
 // The description sits inside optional(): the OpenAPI generator documents an optional query parameter by its inner schema.
-const floor = (description: string, example: number) =>
-  z
-    .preprocess((v) => (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v) ? Number(v) : v), z.number().min(0).max(1))
-    .meta({ description, example })
-    .optional();
+const floor = (description: string, example: number) => z.number().min(0).max(1).meta({ description, example }).optional();
 
 const eventStatus = z
   .enum(['open', 'closed', 'resolved', 'voided'])

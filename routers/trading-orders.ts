@@ -6,7 +6,7 @@ import { syncOrders } from '../server/trading/order-sync.ts';
 import { getOrder, listOrders, tradeHistory } from '../server/trading/queries.ts';
 import { fromMicros, orderDetail, orderSummary } from '../server/trading/views.ts';
 import { router } from '../server/trpc/init.ts';
-import { userProcedure } from '../server/trpc/procedures.ts';
+import { userProcedure } from '../server/procedures/base.ts';
 import { isoInstant, optionalParams, wholeNumber } from './params.ts';
 import { orderDetail as detailShape, orderStatus, orderSummary as summaryShape, positionStatus, trade } from './trading-shapes.ts';
 import { eventFilter, pageFields, pageOffset } from './trading-paging.ts';

@@ -8,7 +8,7 @@ import { credentialStatus, deleteCredentials, storeCredentials } from '../server
 import { getSettings, updateSettings, type TradingUser } from '../server/trading/settings.ts';
 import type { Services } from '../server/services.ts';
 import { router } from '../server/trpc/init.ts';
-import { userProcedure } from '../server/trpc/procedures.ts';
+import { userProcedure } from '../server/procedures/base.ts';
 import { noInput, optionalParams } from './params.ts';
 
 const TAGS = ['Trading settings and credentials'];

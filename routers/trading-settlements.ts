@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { canonicalEventId } from '../server/events/resolve.ts';
 import { listSettlements } from '../server/trading/settlement-queries.ts';
 import { router } from '../server/trpc/init.ts';
-import { userProcedure } from '../server/trpc/procedures.ts';
+import { userProcedure } from '../server/procedures/base.ts';
 import { isoString, optionalParams, wholeNumber } from './params.ts';
 import { eventFilter, pageOffset } from './trading-paging.ts';
 

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { accountUsers } from '../server/trading/account-users.ts';
 import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/trpc/procedures.ts';
+import { apiKeyProcedure } from '../server/procedures/base.ts';
 import { iso, isoString, optionalParams, wholeNumber } from './params.ts';
 
 export const tradingUsersRouter = router({

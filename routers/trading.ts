@@ -12,11 +12,12 @@ import { syncOrders } from '../server/trading/order-sync.ts';
 import { quoteBuy } from '../server/trading/quote.ts';
 import { saleOutcome, sell } from '../server/trading/sell.ts';
 import { quoteSale } from '../server/trading/sell-quote.ts';
-import type { RequestContext } from '../server/trpc/context.ts';
+import type { RequestContext } from '../server/procedures/context.ts';
 import { router } from '../server/trpc/init.ts';
-import { tradeProcedure, userProcedure } from '../server/trpc/procedures.ts';
+import { tradeProcedure, userProcedure } from '../server/procedures/base.ts';
+import { ApiError } from '../server/errors.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
-import { usdAmount } from './params.ts';
+import { identifier, usdAmount } from './params.ts';
 import { buyQuote, operationOrder, positionStatus, saleQuote, unsoldBand } from './trading-shapes.ts';
 
 const TAGS = ['Trading'];
@@ -24,6 +25,39 @@ const floor = (description: string, example: number) => z.number().min(0).max(1)
 const ERRORS = [402, 403, 404, 409, 422, 503];
 
 type UserContext = RequestContext & { user: { accountId: string; userId: string } };
+
+/**
+ * Per call, for the calls of one tRPC batch (whose headers they share): the trading user in place of
+ * x-user-id, and on buy and sell the idempotency key in place of Idempotency-Key. Either place works;
+ * both must agree (docs/decisions.md §7). Neither is part of what the idempotency key fingerprints.
+ */
+const userMember = {
+  // (The meta sits inside optional(): the OpenAPI generator documents an optional member by its inner schema.)
+  userId: identifier().meta({ description: 'The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)', example: '0x2F8e1A4b5C6d7E8f9012345678901234567890aB' }).optional(),
+};
+const perCall = {
+  ...userMember,
+  idempotencyKey: z
+    .string()
+    .min(1)
+    .max(255)
+    .meta({ description: 'In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade', example: 'buy-2026-11-24-0001' })
+    .optional(),
+};
+
+/** The call's members that are not the trade itself. */
+function tradeOf<T extends { userId?: string; idempotencyKey?: string }>(input: T): Omit<T, 'userId' | 'idempotencyKey'> {
+  const { userId: _user, idempotencyKey: _key, ...trade } = input;
+  return trade;
+}
+
+/** The Idempotency-Key header, or the input's `idempotencyKey`; both only when equal. */
+function idempotencyKeyOf(ctx: UserContext, member: string | undefined): string | null {
+  const header = ctx.headers.get('idempotency-key');
+  if (member === undefined) return header;
+  if (header !== null && header !== member) throw new ApiError('BAD_REQUEST', 'idempotencyKey: differs from the Idempotency-Key header; send the key once (either place is enough)');
+  return member;
+}
 
 /** Which position, and how much of it: a sale and its quote. */
 const saleOf = {
@@ -36,8 +70,8 @@ const saleOf = {
     .meta({ description: '1 to 100, default 100. A partial sale sells the same fraction of every band (the position keeps its shape) or is refused with the percentages that would', example: 50 }),
 };
 
-/** The buy body; a quote takes the same. */
-const buyInput = z.strictObject({
+/** The buy body; a quote takes the same (without an idempotency key). */
+const buyFields = {
   eventId: z.string().min(1).max(128).meta({ description: 'The event to trade, while it is open: our id, the venue\'s event slug or an alias (GET /api/trading/events)', example: 'openai-ipo' }),
   side: z.enum(['LONG', 'SHORT']).meta({ description: 'LONG: each unit pays $1 if the top band wins, down to floorL if the bottom one does (a bet on a high valuation). SHORT mirrors it, from $1 at the bottom band to floorS at the top', example: 'LONG' }),
   amount: usdAmount({ min: 1, max: 1_000_000 }).meta({ description: 'USD to spend, at least 1; the buy never spends more than this', example: 100 }),
@@ -46,11 +80,13 @@ const buyInput = z.strictObject({
   maxAveragePrice: usdAmount({ min: 0.000001, max: 1_000 })
     .optional()
     .meta({ description: 'Most USD per unit (totalCost / units) the plan may reach; above it nothing is sent and the answer is 422 ORDER_REJECTED naming the price reached', example: 0.36 }),
-});
+};
+const buyInput = z.strictObject({ ...buyFields, ...perCall });
+const buyQuoteInput = z.strictObject({ ...buyFields, ...userMember });
 
 /** The buy body as buy.ts and quote.ts take it: our event id, amounts in micro-units. */
-async function buyRequestOf(ctx: UserContext, input: z.infer<typeof buyInput>): Promise<BuyRequest> {
-  const { amount, maxAveragePrice, ...rest } = input;
+async function buyRequestOf(ctx: UserContext, input: z.infer<typeof buyQuoteInput>): Promise<BuyRequest> {
+  const { amount, maxAveragePrice, ...rest } = tradeOf(input);
   return {
     ...rest,
     // One set of event ids (server/events/resolve.ts): an alias or venue slug buys our event, answered by our id.
@@ -64,13 +100,13 @@ async function buyRequestOf(ctx: UserContext, input: z.infer<typeof buyInput>): 
  * Idempotency-Key handling shared by buy and sell. A retry of a request whose outcome was unknown
  * first asks the venue (orders/sync), then answers what the request became.
  */
-function idempotently<T>(ctx: UserContext, operation: 'buy' | 'sell', input: unknown, run: IdempotentCall<T>['run'], outcome: (positionId: string, operationId: string) => Promise<T>) {
+function idempotently<T>(ctx: UserContext, operation: 'buy' | 'sell', input: { userId?: string; idempotencyKey?: string }, run: IdempotentCall<T>['run'], outcome: (positionId: string, operationId: string) => Promise<T>) {
   return runIdempotent<T>({
     db: ctx.services.database.db,
     user: ctx.user,
-    key: ctx.headers.get('idempotency-key'),
+    key: idempotencyKeyOf(ctx, input.idempotencyKey),
     operation,
-    input,
+    input: tradeOf(input),
     // Longer than any trade can run: a few venue calls, each with its deadline.
     leaseSeconds: Math.max(120, Math.ceil((8 * ctx.services.config.venueTimeoutMs) / 1000)),
     onReplay: () => (ctx.resHeaders['Idempotent-Replayed'] = 'true'),
@@ -136,7 +172,7 @@ export const tradingRouter = router({
         errorResponses: [404, 422, 503],
       },
     })
-    .input(buyInput)
+    .input(buyQuoteInput)
     .output(buyQuote)
     .mutation(async ({ ctx, input }) => quoteBuy(ctx.services, ctx.user, await buyRequestOf(ctx, input))),
 
@@ -157,6 +193,7 @@ export const tradingRouter = router({
     .input(
       z.strictObject({
         ...saleOf,
+        ...perCall,
         minAveragePrice: z
           .number()
           .min(0)
@@ -181,7 +218,7 @@ export const tradingRouter = router({
         ctx,
         'sell',
         input,
-        (hooks) => sell(ctx.services, ctx.user, input, hooks),
+        (hooks) => sell(ctx.services, ctx.user, tradeOf(input), hooks),
         (positionId, operationId) => saleOutcome(ctx.services.database.db, positionId, operationId, input.percentage),
       ),
     ),
@@ -199,7 +236,7 @@ export const tradingRouter = router({
         errorResponses: [404, 422, 503],
       },
     })
-    .input(z.strictObject(saleOf))
+    .input(z.strictObject({ ...saleOf, ...userMember }))
     .output(saleQuote)
-    .mutation(({ ctx, input }) => quoteSale(ctx.services, ctx.user, input)),
+    .mutation(({ ctx, input }) => quoteSale(ctx.services, ctx.user, tradeOf(input))),
 });

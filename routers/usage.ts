@@ -3,7 +3,7 @@ import { listUsage, summariseUsage } from '../server/accounts/usage.ts';
 import { ApiError } from '../server/errors.ts';
 import { microsToUsd } from '../server/lib/money.ts';
 import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/trpc/procedures.ts';
+import { apiKeyProcedure } from '../server/procedures/base.ts';
 import { iso, isoInstant, isoString, optionalParams, wholeNumber } from './params.ts';
 
 const usageRecord = z.object({

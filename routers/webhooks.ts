@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/trpc/procedures.ts';
+import { apiKeyProcedure } from '../server/procedures/base.ts';
 import {
   createWebhook,
   deleteWebhook,

@@ -25,12 +25,13 @@ import { requestTarget, type RequestTarget } from './http/request-target.ts';
 import { JsonResponses, withResponseHeaders } from './http/response-headers.ts';
 import { REST_PREFIX, createRestBridge, type RestOutcome } from './http/rest-bridge.ts';
 import { TRPC_PREFIX, createTrpcEndpoint } from './http/trpc-endpoint.ts';
+import { createTrpcRpc, type RpcOutcome } from './http/trpc-rpc.ts';
 import { newId } from './lib/ids.ts';
 import { isStreamRoute, serveStreamRoute } from './streams/rest.ts';
 import { metricsForOperator } from './metrics/access.ts';
 import { createFallbackRoutes, transportOf } from './metrics/route-labels.ts';
 import type { Services } from './services.ts';
-import { createRequestContext, type RequestContext } from './trpc/context.ts';
+import { createRequestContext, type RequestContext } from './procedures/context.ts';
 
 /** What the outer wrapper knows about a request before it is routed. */
 interface RequestScope {
@@ -60,6 +61,7 @@ export function createApp(services: Services) {
   const scopes = new WeakMap<Request, RequestScope>();
   const rest = createRestBridge(appRouter);
   const trpc = createTrpcEndpoint(appRouter);
+  const trpcRpc = createTrpcRpc(appRouter);
   const openApiDocument = buildOpenApiDocument(appRouter, rest.table, { maxBodyBytes: config.maxBodyBytes });
   const openApiJson = JSON.stringify(openApiDocument);
   // The service's own public origin (PUBLIC_URL) is as trusted as its request URL's: behind a proxy they differ.
@@ -196,6 +198,11 @@ export function createApp(services: Services) {
         const outcome = rest.handle(request, contextFor(request, scope, 'rest'), config.maxBodyBytes);
         return outcome instanceof Promise ? outcome.then((o) => done(restResponse(scope, o))).catch(failed) : done(restResponse(scope, outcome));
       }
+      if (target.path.startsWith(`${TRPC_PREFIX}/`)) {
+        const outcome = trpcRpc.handle(request, contextFor(request, scope, 'trpc'), config.maxBodyBytes);
+        // undefined: a request tRPC's own adapter answers (subscriptions, streamed batches…), below.
+        if (outcome !== undefined) return outcome instanceof Promise ? outcome.then((o) => done(rpcResponse(scope, o))).catch(failed) : done(rpcResponse(scope, outcome));
+      }
       scopes.set(request, scope);
       return elysia.handle(request).then((response) => done(withResponseHeaders(response, scope)), failed);
     } catch (cause) {
@@ -207,6 +214,11 @@ export function createApp(services: Services) {
   const jsonResponses = new JsonResponses();
   function restResponse(scope: RequestScope, outcome: RestOutcome): Response {
     if (outcome.error) scope.failures.push(outcome.error);
+    return jsonResponses.build(outcome.body, outcome.status, scope);
+  }
+
+  function rpcResponse(scope: RequestScope, outcome: RpcOutcome): Response {
+    scope.failures.push(...outcome.failures);
     return jsonResponses.build(outcome.body, outcome.status, scope);
   }
 

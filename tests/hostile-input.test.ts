@@ -12,8 +12,9 @@ import { optionalParams } from '../routers/params.ts';
 import { DEFERRED_INPUT_MEMBER } from '../server/http/deferred-input.ts';
 import { INPUT_LIMITS } from '../server/http/input-limits.ts';
 import { createRestBridge } from '../server/http/rest-bridge.ts';
-import { createRequestContext } from '../server/trpc/context.ts';
-import { t as trpc } from '../server/trpc/init.ts';
+import { createRequestContext } from '../server/procedures/context.ts';
+import { baseProcedure } from '../server/procedures/builder.ts';
+import { router } from '../server/trpc/init.ts';
 import { createTestApp, DASHBOARD_KEY, json, type TestApp } from './harness/app.ts';
 import { dashboardHeaders, fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';
 
@@ -179,9 +180,10 @@ describe('body errors are answered after authentication (docs/decisions.md §4)'
     await expectRefused(get(`/trpc/pricing.get?input=${encodeURIComponent(forged('constructor'))}`), 400, 'BAD_REQUEST', /reserved/);
   });
 
-  test('a procedure without middleware still refuses the marker with 400 (every input schema is strict)', async () => {
-    const bare = trpc.router({
-      echo: trpc.procedure
+  test('a procedure whose access rule checks nothing still refuses the marker with 400 (every input schema is strict)', async () => {
+    const admitsAll = baseProcedure({ gate: () => ({}), meta: { access: 'public' } });
+    const bare = router({
+      echo: admitsAll
         .meta({ openapi: { method: 'POST', path: '/echo' } })
         .input(optionalParams({ name: z.string().optional() }))
         .output(z.unknown())

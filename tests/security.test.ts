@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { appRouter } from '../routers/index.ts';
 import { revokeApiKey } from '../server/accounts/api-keys.ts';
 import { RouteTable, type Route } from '../server/http/route-table.ts';
-import { createRequestContext } from '../server/trpc/context.ts';
+import { createRequestContext } from '../server/procedures/context.ts';
 import { createCallerFactory } from '../server/trpc/init.ts';
 import { createTestApp, DASHBOARD_KEY, type TestApp } from './harness/app.ts';
 import { fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';

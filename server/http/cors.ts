@@ -6,6 +6,7 @@
 export const EXPOSED_HEADERS = [
   'X-Request-Id',
   'X-Request-Cost-USD',
+  'X-Call-Costs-USD',
   'Retry-After',
   'RateLimit-Limit',
   'RateLimit-Remaining',

@@ -4,7 +4,7 @@
  * on 409/503, and CORS.
  */
 import { formatUsd } from '../lib/money.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 
 export interface HeaderSource {
   requestId: string;
@@ -59,6 +59,11 @@ export class JsonResponses {
   private names: string[] = [];
   private values: string[] = [];
   private readonly add: SetHeader = (name, value) => {
+    const seen = name === 'Vary' ? this.names.indexOf(name) : -1;
+    if (seen >= 0) {
+      this.values[seen] = joinVary(this.values[seen]!, value);
+      return;
+    }
     this.names.push(name);
     this.values.push(value);
   };

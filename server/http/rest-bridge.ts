@@ -1,6 +1,6 @@
 /**
- * REST on /api: resolves a request to a tRPC procedure through the route table and calls it with the
- * same context and middleware as /trpc. Built once at start; per request it only matches, reads the
+ * REST on /api: resolves a request to a procedure through the route table and runs its compiled
+ * definition (procedures/runner.ts) with the same context and gates as /trpc. Built once at start; per request it only matches, reads the
  * input and calls. Paths and parameters come from the procedures' openapi meta, which is also what
  * trpc-to-openapi documents in /openapi.json.
  *
@@ -9,13 +9,13 @@
  * body that is not one reaches the procedure as a deferred error (401 comes first).
  * Path parameters are URL-decoded and win over body or query members of the same name.
  */
-import type { AnyTRPCRouter } from '@trpc/server';
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 import { jsonText } from '../lib/reusable-json.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { readBodyText } from './body-reader.ts';
 import { deferredInput, readJsonInput, type DeferredInput } from './deferred-input.ts';
 import { RouteTable } from './route-table.ts';
+import type { RestInputConversion } from './rest-input.ts';
 
 export const REST_PREFIX = '/api';
 /** Query parameters consumed by the transport, never passed to a procedure. */
@@ -29,7 +29,7 @@ export interface RestOutcome {
   error?: { body: PublicError; cause: unknown };
 }
 
-export function createRestBridge(router: AnyTRPCRouter) {
+export function createRestBridge(router: object) {
   const table = new RouteTable(router);
 
   /** Answers synchronously when the route's procedure does (no body to read, no I/O on the way). */
@@ -48,14 +48,18 @@ export function createRestBridge(router: AnyTRPCRouter) {
         throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${ctx.path}; use ${allowed.join(' or ')}`);
       }
       const { route } = match;
-      const call = (input: Record<string, unknown>): RestOutcome | Promise<RestOutcome> => {
-        // The same call tRPC's own caller makes, minus its per-request proxy, path lookup and slow copies.
-        const data = route.run({ ctx, path: route.procedurePath, type: route.type, rawInput: withPathParams(input, match.params) });
+      ctx.logFields.route = `${route.method} ${REST_PREFIX}${route.template}`;
+      // Query and path parameters are text, converted to the schema's numbers and lists; a JSON body's members are typed already.
+      const call = (input: Record<string, unknown>, isText: boolean): RestOutcome | Promise<RestOutcome> => {
+        const rawInput = isText ? route.convert(withPathParams(input, match.params)) : withPathParams(input, match.params, route.convert);
+        const data = route.run({ ctx, path: route.procedurePath, rawInput });
         const success = (value: unknown): RestOutcome => ({ status: route.meta.successStatus ?? 200, body: jsonText(value) });
         return data instanceof Promise ? data.then(success).catch(failed) : success(data);
       };
-      if (request.method === 'GET' || request.method === 'DELETE') return call(queryInput(ctx));
-      return readBody(request, maxBodyBytes).then(call).catch(failed);
+      if (request.method === 'GET' || request.method === 'DELETE') return call(queryInput(ctx), true);
+      return readBody(request, maxBodyBytes)
+        .then((body) => call(body, false))
+        .catch(failed);
     } catch (cause) {
       return failed(cause);
     }
@@ -64,18 +68,19 @@ export function createRestBridge(router: AnyTRPCRouter) {
   return { handle, table };
 }
 
-/** Path parameters, URL-decoded, win over body or query members of the same name. */
-function withPathParams(input: Record<string, unknown>, params: Record<string, string>): Record<string, unknown> {
-  let merged = input;
+/** Path parameters, URL-decoded (and converted, beside a body), win over body or query members of the same name. */
+function withPathParams(input: Record<string, unknown>, params: Record<string, string>, convert?: RestInputConversion): Record<string, unknown> {
+  let decoded: Record<string, unknown> | undefined;
   for (const name in params) {
-    if (merged === input) merged = { ...input };
+    decoded ??= {};
     try {
-      merged[name] = decodeURIComponent(params[name]!);
+      decoded[name] = decodeURIComponent(params[name]!);
     } catch {
       throw new ApiError('BAD_REQUEST', `${name}: malformed percent-encoding in the path`);
     }
   }
-  return merged;
+  if (!decoded) return input;
+  return { ...input, ...(convert ? convert(decoded) : decoded) };
 }
 
 /**

@@ -1,14 +1,16 @@
 /**
- * The REST route table, built once from the tRPC router's `openapi` meta (the same meta that
- * trpc-to-openapi turns into the OpenAPI document, so paths have one source).
+ * The REST route table, built once from the procedures' `openapi` meta (the same meta that
+ * trpc-to-openapi turns into the OpenAPI document, so paths have one source), read from the
+ * project's procedure catalog (procedures/catalog.ts).
  *
  * Matching is by specificity, not declaration order: at the first segment where two templates differ,
  * a literal beats a `{param}`. So `/private-companies/search` can never be captured by `/{id}`.
  */
-import type { AnyTRPCRouter } from '@trpc/server';
-import { forEachOpenApiProcedure, normalizePath } from 'trpc-to-openapi';
-import { compileProcedure, type CompiledProcedure, type ProcedureDefinition } from './procedure-runner.ts';
+import { normalizePath } from 'trpc-to-openapi';
+import { catalogOf } from '../procedures/catalog.ts';
+import { compileDefinition, type CompiledProcedure } from '../procedures/runner.ts';
 import type { RouteMeta } from '../trpc/init.ts';
+import { restInputConversion, type RestInputConversion } from './rest-input.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -20,8 +22,10 @@ export interface Route {
   procedurePath: string;
   type: 'query' | 'mutation';
   meta: RouteMeta;
-  /** The procedure, compiled once: the bridge runs it directly (no caller proxy per request). */
+  /** The procedure, compiled once: the bridge runs it directly. */
   run: CompiledProcedure;
+  /** Query and path parameters' text → the input schema's numbers and lists (http/rest-input.ts). */
+  convert: RestInputConversion;
   segments: Array<{ literal: string } | { param: string }>;
 }
 
@@ -60,9 +64,10 @@ export class RouteTable {
   /** `GET 2` → the routes of that method and segment count, most specific first. */
   private readonly candidates = new Map<string, Route[]>();
 
-  constructor(router: AnyTRPCRouter) {
-    forEachOpenApiProcedure<RouteMeta>(router._def.procedures, ({ path, type, meta, procedure }) => {
-      if (type === 'subscription' || !meta.openapi) return;
+  constructor(router: object) {
+    for (const { path, definition } of catalogOf(router)) {
+      const { kind: type, meta } = definition;
+      if (type === 'subscription' || !meta.openapi || meta.openapi.enabled === false) continue;
       const template = normalizePath(meta.openapi.path);
       this.routes.push({
         method: meta.openapi.method,
@@ -70,10 +75,11 @@ export class RouteTable {
         procedurePath: path,
         type,
         meta,
-        run: compileProcedure(procedure as unknown as ProcedureDefinition),
+        run: compileDefinition(definition),
+        convert: restInputConversion(definition.input),
         segments: parseTemplate(template),
       });
-    });
+    }
     this.routes.sort(bySpecificity);
     this.assertNoAmbiguity();
     for (const route of this.routes) {

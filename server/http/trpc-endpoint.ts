@@ -1,5 +1,7 @@
 /**
- * /trpc: tRPC's own fetch adapter over the same router and the same per-request context as /api.
+ * /trpc requests the fast path (trpc-rpc.ts) leaves to tRPC: subscriptions, streamed batches, HEAD,
+ * unknown procedures, a method that does not fit. tRPC's own fetch adapter over the same router and
+ * the same per-request context as /api.
  * Errors carry our four public fields in `error.data.api` (see errorFormatter in trpc/init.ts).
  *
  * Before tRPC sees a request, the endpoint holds it to the same input rules as /api:
@@ -14,7 +16,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { recordRequestId, trpcErrorShape } from '../trpc/init.ts';
 import { readBodyText } from './body-reader.ts';
 import { deferredInput, readJsonInput, type DeferredReason, type JsonInput } from './deferred-input.ts';

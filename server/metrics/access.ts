@@ -15,8 +15,8 @@ import { ApiError, errorResponse } from '../errors.ts';
 import { requestTarget } from '../http/request-target.ts';
 import { newId } from '../lib/ids.ts';
 import { digestOf, type Services } from '../services.ts';
-import type { RequestContext } from '../trpc/context.ts';
-import { authFailed, keyCheckOf, refuseBlockedClient } from '../trpc/key-gate.ts';
+import type { RequestContext } from '../procedures/context.ts';
+import { authFailed, keyCheckOf, refuseBlockedClient } from '../procedures/key-gate.ts';
 import { scrape } from './index.ts';
 
 /** The key a request presents: the Bearer token of Authorization, else x-api-key. */

@@ -17,7 +17,7 @@ import type { KeyPrincipal } from '../accounts/api-keys.ts';
 import { hashApiKey } from '../accounts/api-keys.ts';
 import { sessionToken } from '../auth/sessions.ts';
 import { ApiError, toPublicError } from '../errors.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { AccountSubscriber, type AccountEventMessageData } from './account-hub.ts';
 import { chargeWhileHeld } from './held-billing.ts';
 import { parseAccountId, parseValuationId } from './ids.ts';

@@ -1,8 +1,8 @@
 /**
  * The REST stream routes, GET /api/trading/stream and GET /api/trading/stream/account, registered in
  * app.ts ahead of the REST bridge (whose answers are JSON text). Each runs its procedure of
- * routers/streams.ts through the project's procedure runner, exactly as the bridge would — the same
- * middleware, so 400/401/402/404/429 come first, in our error shape — then:
+ * routers/streams.ts through its compiled definition, exactly as the bridge would — the same
+ * gate, so 400/401/402/404/429 come first, in our error shape — then:
  *  - with `Accept: text/event-stream` (every EventSource sends it): a `text/event-stream` response
  *    whose body is the sink the resolver opened (catch-up, then live messages, heartbeats);
  *  - otherwise: the procedure's JSON answer (the catch-up and the id to resume from), as /trpc gives it.
@@ -12,14 +12,16 @@
  */
 import { streamsRouter } from '../../routers/streams.ts';
 import { queryInput } from '../http/rest-bridge.ts';
-import { compileProcedure, type CompiledProcedure, type ProcedureDefinition } from '../http/procedure-runner.ts';
+import { restInputConversion, type RestInputConversion } from '../http/rest-input.ts';
+import { catalogOf } from '../procedures/catalog.ts';
+import { compileDefinition, type CompiledProcedure } from '../procedures/runner.ts';
 import { IDENTIFIER } from '../lib/identifiers.ts';
 import { jsonText } from '../lib/reusable-json.ts';
-import type { RequestContext } from '../trpc/context.ts';
+import type { RequestContext } from '../procedures/context.ts';
 import { beginOpening } from './open.ts';
 import { ACCOUNT_STREAM_PATH, VALUATION_STREAM_PATH } from './registry.ts';
 
-const ROUTES: Record<string, { procedure: keyof typeof streamsRouter._def.procedures; transportParams: ReadonlySet<string> }> = {
+const ROUTES: Record<string, { procedure: 'valuationCatchUp' | 'accountCatchUp'; transportParams: ReadonlySet<string> }> = {
   [VALUATION_STREAM_PATH]: { procedure: 'valuationCatchUp', transportParams: new Set(['apiKey']) },
   [ACCOUNT_STREAM_PATH]: { procedure: 'accountCatchUp', transportParams: new Set(['apiKey', 'userId']) },
 };
@@ -31,15 +33,11 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-let compiled: Map<string, CompiledProcedure> | undefined;
-function procedureFor(name: string): CompiledProcedure {
-  compiled ??= new Map();
-  let run = compiled.get(name);
-  if (!run) {
-    const procedure = streamsRouter._def.procedures[name as keyof typeof streamsRouter._def.procedures];
-    compiled.set(name, (run = compileProcedure(procedure as unknown as ProcedureDefinition)));
-  }
-  return run;
+type Compiled = { run: CompiledProcedure; convert: RestInputConversion };
+let compiled: Map<string, Compiled> | undefined;
+function procedureFor(path: string): Compiled {
+  compiled ??= new Map(catalogOf(streamsRouter, 'streams').map(({ path, definition }) => [path, { run: compileDefinition(definition), convert: restInputConversion(definition.input) }]));
+  return compiled.get(path)!;
 }
 
 /** Whether app.ts hands this request to the stream routes (a GET on one of their paths). */
@@ -71,14 +69,16 @@ export async function serveStreamRoute(request: Request, ctx: RequestContext): P
   if (lastEventId !== null) input.lastEventId = lastEventId;
 
   const procedurePath = `streams.${route.procedure}`;
-  const run = procedureFor(route.procedure);
+  const { run, convert } = procedureFor(procedurePath);
+  ctx.logFields.route = `GET ${ctx.path}`;
+  const rawInput = convert(input);
   if (!acceptsEventStream(request.headers.get('accept'))) {
-    const data = await run({ ctx, path: procedurePath, type: 'query', rawInput: input });
+    const data = await run({ ctx, path: procedurePath, rawInput });
     return new Response(jsonText(data), { status: 200, headers: { 'content-type': 'application/json' } });
   }
   const opening = beginOpening(ctx);
   try {
-    await run({ ctx, path: procedurePath, type: 'query', rawInput: input });
+    await run({ ctx, path: procedurePath, rawInput });
   } catch (error) {
     opening.sink?.close();
     throw error;

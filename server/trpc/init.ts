@@ -2,7 +2,8 @@ import { initTRPC, type TRPCError } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { toPublicError, type PublicError } from '../errors.ts';
-import type { RequestContext } from './context.ts';
+import { recordRouter } from '../procedures/catalog.ts';
+import type { RequestContext } from '../procedures/context.ts';
 
 /** Who may call a procedure; set once by the base procedures, read by the docs and the security tests. */
 export type Access = 'public' | 'key' | 'user' | 'dashboard' | 'session';
@@ -54,6 +55,13 @@ export const t = initTRPC
     },
   });
 
-export const router = t.router;
-export const middleware = t.middleware;
+/**
+ * tRPC's router(), also recording the router's own record of members so the project can list its
+ * procedures without reading tRPC's internals (procedures/catalog.ts).
+ */
+export const router: typeof t.router = ((record: Record<string, unknown>) => {
+  const built = t.router(record as never);
+  recordRouter(built, record);
+  return built;
+}) as typeof t.router;
 export const createCallerFactory = t.createCallerFactory;

@@ -4969,7 +4969,9 @@ export interface operations {
                  *       "amount": 100,
                  *       "floorL": 0.2,
                  *       "floorS": 0.15,
-                 *       "maxAveragePrice": 0.36
+                 *       "maxAveragePrice": 0.36,
+                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB",
+                 *       "idempotencyKey": "buy-2026-11-24-0001"
                  *     }
                  */
                 "application/json": {
@@ -5004,6 +5006,16 @@ export interface operations {
                      * @example 0.36
                      */
                     maxAveragePrice?: number;
+                    /**
+                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
+                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
+                     */
+                    userId?: string;
+                    /**
+                     * @description In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade
+                     * @example buy-2026-11-24-0001
+                     */
+                    idempotencyKey?: string;
                 };
             };
         };
@@ -5210,7 +5222,8 @@ export interface operations {
                  *       "amount": 100,
                  *       "floorL": 0.2,
                  *       "floorS": 0.15,
-                 *       "maxAveragePrice": 0.36
+                 *       "maxAveragePrice": 0.36,
+                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB"
                  *     }
                  */
                 "application/json": {
@@ -5245,6 +5258,11 @@ export interface operations {
                      * @example 0.36
                      */
                     maxAveragePrice?: number;
+                    /**
+                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
+                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
+                     */
+                    userId?: string;
                 };
             };
         };
@@ -5411,6 +5429,8 @@ export interface operations {
                  * @example {
                  *       "positionId": "pos_8Hn3QwZr5KcV2mTy7LpX9d",
                  *       "percentage": 50,
+                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB",
+                 *       "idempotencyKey": "buy-2026-11-24-0001",
                  *       "minAveragePrice": 0.3
                  *     }
                  */
@@ -5426,6 +5446,16 @@ export interface operations {
                      * @example 50
                      */
                     percentage?: number;
+                    /**
+                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
+                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
+                     */
+                    userId?: string;
+                    /**
+                     * @description In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade
+                     * @example buy-2026-11-24-0001
+                     */
+                    idempotencyKey?: string;
                     /**
                      * @description Least USD per unit sold (proceeds / units), 0 to 1: a plan below it is refused (422) and nothing is sent
                      * @example 0.3
@@ -5631,7 +5661,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "positionId": "pos_8Hn3QwZr5KcV2mTy7LpX9d",
-                 *       "percentage": 50
+                 *       "percentage": 50,
+                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB"
                  *     }
                  */
                 "application/json": {
@@ -5646,6 +5677,11 @@ export interface operations {
                      * @example 50
                      */
                     percentage?: number;
+                    /**
+                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
+                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
+                     */
+                    userId?: string;
                 };
             };
         };

@@ -15,9 +15,8 @@ import { ApiError } from '../errors.ts';
 import type { RequestContext } from './context.ts';
 import { inspectInput } from './input-inspection.ts';
 import { applyRateLimit } from './rate-limits.ts';
-import { rawInputOf } from './raw-input.ts';
 
-type Options = { ctx: RequestContext; getRawInput: () => Promise<unknown>; rawInput?: unknown; meta?: { session?: boolean } };
+type Options = { ctx: RequestContext; rawInput: unknown; meta?: { session?: boolean } };
 
 /** Whether this call authenticates by session: the route takes one, no key is presented, a cookie is. */
 export function usesSession(opts: Options, presentedKey: string | null): boolean {
@@ -41,7 +40,7 @@ export async function admitSession(opts: Options): Promise<Session> {
   }
   requireTrustedOrigin(ctx.services.config, ctx.method, ctx.headers.get('origin'));
   await applyRateLimit(ctx, `session:${session.accountId}`, ctx.services.config.rateLimits.key);
-  inspectInput(await rawInputOf(opts));
+  inspectInput(opts.rawInput);
   ctx.logFields.accountId = session.accountId;
   return session;
 }

@@ -30,7 +30,7 @@ export interface RequestContext {
   logFields: { accountId?: string; route?: string };
   /** What this request has learnt about its key, shared by the calls of a tRPC batch (set on first use). */
   keyCheck?: KeyCheck;
-  /** The session its cookie names, looked up once per HTTP request (trpc/session-gate.ts). */
+  /** The session its cookie names, looked up once per HTTP request (procedures/session-gate.ts). */
   session?: Promise<Session | null>;
 }
 

@@ -1,0 +1,78 @@
+/**
+ * The base procedures' builder. Routers write `apiKeyProcedure.meta({…}).input(schema).output(schema)
+ * .query(handler)` as with tRPC; each step is recorded into the project's definition (definition.ts)
+ * and, in step, into a tRPC procedure built with tRPC's public builder, whose single middleware calls
+ * the access rule's gate. The builder is typed as that tRPC builder, so the routers' handlers and the
+ * typed client get tRPC's own inference; at run time only the methods below exist (one `.input()` per
+ * procedure; no `.use()`: cross-cutting rules belong to an access rule).
+ */
+import { t, type RouteMeta } from '../trpc/init.ts';
+import { registerDefinition, type AccessRule, type ProcedureDefinition, type ProcedureKind } from './definition.ts';
+
+/** The tRPC middleware of a rule: the gate, then the procedure, then the gate's settle. */
+function gateMiddleware<Added extends object>(rule: AccessRule) {
+  return t.middleware(async (opts) => {
+    const admission = await rule.gate({ ctx: opts.ctx, path: opts.path, meta: (opts.meta ?? rule.meta) as RouteMeta, rawInput: await opts.getRawInput() });
+    const result = await opts.next({ ctx: (admission.ctx ?? {}) as Added });
+    await admission.settle?.(result.ok);
+    return result;
+  });
+}
+
+type Partial = Omit<ProcedureDefinition, 'kind' | 'handler'>;
+
+/** The tRPC builder methods the routers use; each returns the next builder or the built procedure. */
+interface TrpcBuilder {
+  meta(meta: RouteMeta): TrpcBuilder;
+  input(schema: unknown): TrpcBuilder;
+  output(schema: unknown): TrpcBuilder;
+  query(handler: unknown): object;
+  mutation(handler: unknown): object;
+  subscription(handler: unknown): object;
+}
+
+class DefinitionBuilder {
+  constructor(
+    private readonly trpc: TrpcBuilder,
+    private readonly definition: Partial,
+  ) {}
+
+  meta(meta: RouteMeta) {
+    return new DefinitionBuilder(this.trpc.meta(meta), { ...this.definition, meta: { ...this.definition.meta, ...meta } });
+  }
+
+  input(schema: NonNullable<Partial['input']>) {
+    if (this.definition.input) throw new Error('procedure builder: one .input() per procedure');
+    return new DefinitionBuilder(this.trpc.input(schema), { ...this.definition, input: schema });
+  }
+
+  output(schema: NonNullable<Partial['output']>) {
+    return new DefinitionBuilder(this.trpc.output(schema), { ...this.definition, output: schema });
+  }
+
+  query(handler: ProcedureDefinition['handler']) {
+    return this.build('query', handler, this.trpc.query(handler));
+  }
+
+  mutation(handler: ProcedureDefinition['handler']) {
+    return this.build('mutation', handler, this.trpc.mutation(handler));
+  }
+
+  subscription(handler: ProcedureDefinition['handler']) {
+    return this.build('subscription', handler, this.trpc.subscription(handler));
+  }
+
+  private build(kind: ProcedureKind, handler: ProcedureDefinition['handler'], procedure: object) {
+    registerDefinition(procedure, { ...this.definition, kind, handler });
+    return procedure;
+  }
+}
+
+/**
+ * A base procedure for an access rule. `Added` is what the rule's admission adds to the handler's
+ * context (e.g. `{ principal }`); the value returned is typed as tRPC's builder for that context.
+ */
+export function baseProcedure<Added extends object = object>(rule: AccessRule) {
+  const trpcBase = t.procedure.meta(rule.meta).use(gateMiddleware<Added>(rule));
+  return new DefinitionBuilder(trpcBase as unknown as TrpcBuilder, { rule, meta: rule.meta }) as unknown as typeof trpcBase;
+}
