@@ -53,7 +53,6 @@ export const tradingOrdersRouter = router({
         errorResponses: [403, 503],
       },
     })
-    .input(optionalParams({}))
     .output(
       z.object({
         synced: z.number().int().meta({ description: 'PENDING orders asked about' }),

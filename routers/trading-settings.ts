@@ -9,7 +9,7 @@ import { getSettings, updateSettings, type TradingUser } from '../server/trading
 import type { Services } from '../server/services.ts';
 import { router } from '../server/trpc/init.ts';
 import { userProcedure } from '../server/procedures/base.ts';
-import { noInput, optionalParams } from './params.ts';
+import { optionalParams } from './params.ts';
 
 const TAGS = ['Trading settings and credentials'];
 
@@ -42,7 +42,6 @@ export const tradingSettingsRouter = router({
           'The trading settings of the user in x-user-id: the LONG and SHORT floors buys use by default (0.20 and 0.15 until changed), the funding wallet, whether venue credentials are stored, and on the live venue the session key that signs the orders.',
       },
     })
-    .input(noInput())
     .output(settingsView)
     .query(({ ctx }) => settingsOf(ctx.services, ctx.user)),
 
@@ -111,7 +110,6 @@ export const tradingSettingsRouter = router({
         description: 'Deletes the user\'s stored venue credentials; the message says whether there were any. Buys and sales need credentials again afterwards.',
       },
     })
-    .input(noInput())
     .output(outcome)
     .mutation(async ({ ctx }) => {
       const deleted = await deleteCredentials(ctx.services.database.db, ctx.user);

@@ -17,7 +17,7 @@ import { router } from '../server/trpc/init.ts';
 import { tradeProcedure, userProcedure } from '../server/procedures/base.ts';
 import { ApiError } from '../server/errors.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
-import { identifier, usdAmount } from './params.ts';
+import { usdAmount } from './params.ts';
 import { buyQuote, operationOrder, positionStatus, saleQuote, unsoldBand } from './trading-shapes.ts';
 
 const TAGS = ['Trading'];
@@ -27,27 +27,23 @@ const ERRORS = [402, 403, 404, 409, 422, 503];
 type UserContext = RequestContext & { user: { accountId: string; userId: string } };
 
 /**
- * Per call, for the calls of one tRPC batch (whose headers they share): the trading user in place of
- * x-user-id, and on buy and sell the idempotency key in place of Idempotency-Key. Either place works;
- * both must agree (docs/decisions.md §7). Neither is part of what the idempotency key fingerprints.
+ * Buy and sell also take the idempotency key per call, in place of Idempotency-Key, for the calls of
+ * one tRPC batch (whose headers they share); both places must agree (docs/decisions.md §7). Like the
+ * per-call `userId` every trading route takes (server/procedures/user-member.ts), it is not part of
+ * what the key fingerprints.
  */
-const userMember = {
-  // (The meta sits inside optional(): the OpenAPI generator documents an optional member by its inner schema.)
-  userId: identifier().meta({ description: 'The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)', example: '0x2F8e1A4b5C6d7E8f9012345678901234567890aB' }).optional(),
-};
 const perCall = {
-  ...userMember,
   idempotencyKey: z
     .string()
     .min(1)
     .max(255)
-    .meta({ description: 'In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade', example: 'buy-2026-11-24-0001' })
+    .meta({ description: 'In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade. Per call, so each call of a tRPC batch can carry its own', example: 'trading-buy-2026-11-22-0001' })
     .optional(),
 };
 
 /** The call's members that are not the trade itself. */
-function tradeOf<T extends { userId?: string; idempotencyKey?: string }>(input: T): Omit<T, 'userId' | 'idempotencyKey'> {
-  const { userId: _user, idempotencyKey: _key, ...trade } = input;
+function tradeOf<T extends object>(input: T): Omit<T, 'userId' | 'idempotencyKey'> {
+  const { userId: _user, idempotencyKey: _key, ...trade } = input as T & { userId?: string; idempotencyKey?: string };
   return trade;
 }
 
@@ -82,7 +78,7 @@ const buyFields = {
     .meta({ description: 'Most USD per unit (totalCost / units) the plan may reach; above it nothing is sent and the answer is 422 ORDER_REJECTED naming the price reached', example: 0.36 }),
 };
 const buyInput = z.strictObject({ ...buyFields, ...perCall });
-const buyQuoteInput = z.strictObject({ ...buyFields, ...userMember });
+const buyQuoteInput = z.strictObject(buyFields);
 
 /** The buy body as buy.ts and quote.ts take it: our event id, amounts in micro-units. */
 async function buyRequestOf(ctx: UserContext, input: z.infer<typeof buyQuoteInput>): Promise<BuyRequest> {
@@ -236,7 +232,7 @@ export const tradingRouter = router({
         errorResponses: [404, 422, 503],
       },
     })
-    .input(z.strictObject({ ...saleOf, ...userMember }))
+    .input(z.strictObject(saleOf))
     .output(saleQuote)
     .mutation(({ ctx, input }) => quoteSale(ctx.services, ctx.user, tradeOf(input))),
 });

@@ -78,8 +78,10 @@ function callExample(route: Route, operation: OperationObject): CallExample {
   if (access === 'session') headers.push(['cookie', { env: 'PIPO_SESSION_COOKIE' }]);
   if (route.meta.idempotent) {
     const header = parameters.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
-    const key = header && parameterExample(header);
-    headers.push(['Idempotency-Key', { literal: String(key ?? 'a-unique-key-per-request') }]);
+    const key = String((header && parameterExample(header)) ?? 'a-unique-key-per-request');
+    headers.push(['Idempotency-Key', { literal: key }]);
+    // The typed client names the key per call (a batch's calls share their headers).
+    input.idempotencyKey = key;
   }
   if (body !== undefined) headers.push(['content-type', { literal: 'application/json' }]);
   const streams = Boolean(operation.responses?.['200']?.content?.['text/event-stream']);

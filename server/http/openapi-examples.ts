@@ -64,8 +64,15 @@ export function parameterExample(parameter: ParameterObject): unknown {
 }
 
 /**
+ * Body members that stand in for a header, per call (buy and sell's `userId` and `idempotencyKey`, for
+ * the calls of a tRPC batch): a body example leaves them out, since the samples and "Try it" send the
+ * headers, and both places must agree.
+ */
+export const PER_CALL_MEMBERS = new Set(['userId', 'idempotencyKey']);
+
+/**
  * The body's example: the body schema's own (`.meta({ examples: [...] })` on the input, for bodies
- * whose fields exclude one another), or else every property that has an example.
+ * whose fields exclude one another), or else every property that has an example (but PER_CALL_MEMBERS).
  */
 function addBodyExample(operation: OperationObject) {
   const media = (operation.requestBody as RequestBodyObject | undefined)?.content?.['application/json'];
@@ -80,7 +87,7 @@ function addBodyExample(operation: OperationObject) {
   const example: Record<string, unknown> = {};
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
     const value = (property as SchemaObject).example;
-    if (value !== undefined) example[name] = value;
+    if (value !== undefined && !PER_CALL_MEMBERS.has(name)) example[name] = value;
   }
   media.example = example;
 }

@@ -1,7 +1,7 @@
 /**
  * /openapi.json for the live stream routes (routers/streams.ts): trpc-to-openapi documents their JSON
  * form; this adds what it cannot know — the `text/event-stream` response (the stream itself), the
- * Last-Event-ID header, the `userId` transport parameter of the account route — and their tag.
+ * Last-Event-ID header, — and their tag (the account route's `userId` is its input's member, as on every trading route).
  * Called by openapi.ts after every operation is described.
  */
 import type { OpenAPIObject, OperationObject, ParameterObject } from 'openapi3-ts/oas31';
@@ -78,12 +78,4 @@ export function describeStreamRoutes(doc: OpenAPIObject): void {
     operation.parameters = parameters;
   }
   for (const p of valuation.parameters as ParameterObject[]) if (p.name === 'eventSlug') p.required = true;
-  (account.parameters as ParameterObject[]).splice(1, 0, {
-    in: 'query',
-    name: 'userId',
-    required: false,
-    description: 'The trading user, for clients that cannot send headers (a browser\'s EventSource); x-user-id wins over it',
-    schema: { type: 'string', minLength: 1, maxLength: 128 },
-    example: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
-  });
 }

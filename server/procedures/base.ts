@@ -6,7 +6,7 @@
 import type { KeyPrincipal } from '../accounts/api-keys.ts';
 import type { Session } from '../auth/sessions.ts';
 import { billedByKey, billedForUser, dashboard, open, sessionOnly } from './access.ts';
-import { baseProcedure } from './builder.ts';
+import { baseProcedure, userBaseProcedure } from './builder.ts';
 
 type TradingUser = { accountId: string; userId: string };
 
@@ -25,11 +25,11 @@ export const apiKeyProcedure = baseProcedure<{ principal: KeyPrincipal }>({ gate
 /** x-api-key, billed at ten times the standard rate (private-company data). */
 export const companyDataProcedure = baseProcedure<{ principal: KeyPrincipal }>({ gate: billedByKey('premium'), meta: { access: 'key', billing: 'premium' } });
 
-/** x-api-key and a trading user (x-user-id), billed at the standard rate. */
-export const userProcedure = baseProcedure<{ principal: KeyPrincipal; user: TradingUser }>({ gate: billedForUser('key'), meta: { access: 'user', billing: 'standard' } });
+/** x-api-key and a trading user (x-user-id or the input's `userId`), billed at the standard rate. */
+export const userProcedure = userBaseProcedure<{ principal: KeyPrincipal; user: TradingUser }>({ gate: billedForUser('key'), meta: { access: 'user', billing: 'standard' } });
 
 /** Like userProcedure, under the tighter buy/sell bucket. */
-export const tradeProcedure = baseProcedure<{ principal: KeyPrincipal; user: TradingUser }>({ gate: billedForUser('trade'), meta: { access: 'user', billing: 'standard' } });
+export const tradeProcedure = userBaseProcedure<{ principal: KeyPrincipal; user: TradingUser }>({ gate: billedForUser('trade'), meta: { access: 'user', billing: 'standard' } });
 
 /** A server-configured dashboard key and x-account-id naming an existing account (404 otherwise); never billed. */
 export const dashboardProcedure = baseProcedure<{ accountId: string }>({ gate: dashboard, meta: { access: 'dashboard' } });

@@ -46,6 +46,12 @@ export interface AccessRule {
    * is computed, validated and serialized once per snapshot and input (market-answers.ts).
    */
   answersPerSnapshot?: boolean;
+  /**
+   * The procedures act for a trading user, named by x-user-id or by the input's `userId` member, so
+   * each call of a tRPC batch can name its own (builder.ts adds the member to every input; the
+   * handler never sees it).
+   */
+  namesUser?: boolean;
 }
 
 export interface HandlerOptions {

@@ -15,6 +15,7 @@ import { isThenable, whenReady, type MaybePromise } from '../lib/when-ready.ts';
 import type { RequestContext } from './context.ts';
 import type { Admission, ProcedureDefinition } from './definition.ts';
 import { answerPerSnapshot } from './market-answers.ts';
+import { withoutUserMember } from './user-member.ts';
 
 export interface Call {
   ctx: RequestContext;
@@ -113,7 +114,8 @@ export function compileDefinition(definition: ProcedureDefinition): CompiledProc
     return whenReady(rule.gate({ ctx: call.ctx, path, meta, rawInput }), (admission) => {
       const ctx = admission.ctx ? ({ ...call.ctx, ...admission.ctx } as RequestContext) : call.ctx;
       const answer = () => {
-        const input = parseInput ? validated(parseInput, rawInput, badInput) : undefined;
+        const parsed = parseInput ? validated(parseInput, rawInput, badInput) : undefined;
+        const input = rule.namesUser ? whenReady(parsed, withoutUserMember) : parsed;
         return whenReady(input, (value) => whenReady(handler({ ctx, input: value, signal, path, type: kind }), checkOutput));
       };
       return settled(admission, call, rule.answersPerSnapshot ? () => answerPerSnapshot(ctx, path, rawInput, answer) : answer);

@@ -6,16 +6,16 @@
  *  - with `Accept: text/event-stream` (every EventSource sends it): a `text/event-stream` response
  *    whose body is the sink the resolver opened (catch-up, then live messages, heartbeats);
  *  - otherwise: the procedure's JSON answer (the catch-up and the id to resume from), as /trpc gives it.
- * Transport parameters, as on the bridge: `apiKey` (the key, for clients that cannot send headers),
- * and on the account route `userId` (x-user-id, likewise: browsers' EventSource sends no headers; the
- * header wins). `Last-Event-ID` (what EventSource sends when it reconnects) wins over `lastEventId`.
+ * The transport parameter, as on the bridge: `apiKey` (the key, for clients that cannot send headers,
+ * such as a browser's EventSource). The account route's user may be `?userId=`, its input member like
+ * on every trading route (x-user-id too; both must agree). `Last-Event-ID` (what EventSource sends
+ * when it reconnects) wins over `lastEventId`.
  */
 import { streamsRouter } from '../../routers/streams.ts';
 import { queryInput } from '../http/rest-bridge.ts';
 import { restInputConversion, type RestInputConversion } from '../http/rest-input.ts';
 import { catalogOf } from '../procedures/catalog.ts';
 import { compileDefinition, type CompiledProcedure } from '../procedures/runner.ts';
-import { IDENTIFIER } from '../lib/identifiers.ts';
 import { jsonText } from '../lib/reusable-json.ts';
 import type { RequestContext } from '../procedures/context.ts';
 import { beginOpening } from './open.ts';
@@ -23,7 +23,7 @@ import { ACCOUNT_STREAM_PATH, VALUATION_STREAM_PATH } from './registry.ts';
 
 const ROUTES: Record<string, { procedure: 'valuationCatchUp' | 'accountCatchUp'; transportParams: ReadonlySet<string> }> = {
   [VALUATION_STREAM_PATH]: { procedure: 'valuationCatchUp', transportParams: new Set(['apiKey']) },
-  [ACCOUNT_STREAM_PATH]: { procedure: 'accountCatchUp', transportParams: new Set(['apiKey', 'userId']) },
+  [ACCOUNT_STREAM_PATH]: { procedure: 'accountCatchUp', transportParams: new Set(['apiKey']) },
 };
 
 const SSE_HEADERS = {
@@ -57,14 +57,6 @@ export function acceptsEventStream(accept: string | null): boolean {
 export async function serveStreamRoute(request: Request, ctx: RequestContext): Promise<Response> {
   const route = ROUTES[ctx.path]!;
   const input = queryInput(ctx, route.transportParams);
-  const userId = route.transportParams.has('userId') ? ctx.query().get('userId') : null;
-  if (userId !== null && !ctx.headers.has('x-user-id')) {
-    const headers = new Headers(ctx.headers);
-    // Checked by the procedure after authentication, as the header is: a value that is no identifier
-    // (nor a header value) is passed as one that fails the same check (400 naming x-user-id).
-    headers.set('x-user-id', IDENTIFIER.test(userId) ? userId : 'invalid userId');
-    ctx.headers = headers;
-  }
   const lastEventId = request.headers.get('last-event-id');
   if (lastEventId !== null) input.lastEventId = lastEventId;
 

@@ -4504,7 +4504,10 @@ export interface operations {
     };
     "tradingSettings-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
+            };
             header: {
                 /**
                  * @description Wallet address or account identifier of the trading user
@@ -4638,6 +4641,11 @@ export interface operations {
                      * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
                      */
                     walletAddress?: string | null;
+                    /**
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                     */
+                    userId?: string;
                 };
             };
         };
@@ -4761,6 +4769,11 @@ export interface operations {
                      * @example 9c1e4b7f2a5d8e3b6c0f1a4d7e2b5c8f
                      */
                     passphrase: string;
+                    /**
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                     */
+                    userId?: string;
                 };
             };
         };
@@ -4853,7 +4866,10 @@ export interface operations {
     };
     "tradingSettings-deleteCredentials": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
+            };
             header: {
                 /**
                  * @description Wallet address or account identifier of the trading user
@@ -4969,9 +4985,7 @@ export interface operations {
                  *       "amount": 100,
                  *       "floorL": 0.2,
                  *       "floorS": 0.15,
-                 *       "maxAveragePrice": 0.36,
-                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB",
-                 *       "idempotencyKey": "buy-2026-11-24-0001"
+                 *       "maxAveragePrice": 0.36
                  *     }
                  */
                 "application/json": {
@@ -5007,15 +5021,15 @@ export interface operations {
                      */
                     maxAveragePrice?: number;
                     /**
-                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
-                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
-                     */
-                    userId?: string;
-                    /**
-                     * @description In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade
-                     * @example buy-2026-11-24-0001
+                     * @description In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade. Per call, so each call of a tRPC batch can carry its own
+                     * @example trading-buy-2026-11-22-0001
                      */
                     idempotencyKey?: string;
+                    /**
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                     */
+                    userId?: string;
                 };
             };
         };
@@ -5222,8 +5236,7 @@ export interface operations {
                  *       "amount": 100,
                  *       "floorL": 0.2,
                  *       "floorS": 0.15,
-                 *       "maxAveragePrice": 0.36,
-                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB"
+                 *       "maxAveragePrice": 0.36
                  *     }
                  */
                 "application/json": {
@@ -5259,8 +5272,8 @@ export interface operations {
                      */
                     maxAveragePrice?: number;
                     /**
-                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
-                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
                      */
                     userId?: string;
                 };
@@ -5429,8 +5442,6 @@ export interface operations {
                  * @example {
                  *       "positionId": "pos_8Hn3QwZr5KcV2mTy7LpX9d",
                  *       "percentage": 50,
-                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB",
-                 *       "idempotencyKey": "buy-2026-11-24-0001",
                  *       "minAveragePrice": 0.3
                  *     }
                  */
@@ -5447,13 +5458,8 @@ export interface operations {
                      */
                     percentage?: number;
                     /**
-                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
-                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
-                     */
-                    userId?: string;
-                    /**
-                     * @description In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade
-                     * @example buy-2026-11-24-0001
+                     * @description In place of the Idempotency-Key header (if both are sent they must be equal): a retry with the same key and body answers the first outcome, never a second trade. Per call, so each call of a tRPC batch can carry its own
+                     * @example trading-buy-2026-11-22-0001
                      */
                     idempotencyKey?: string;
                     /**
@@ -5461,6 +5467,11 @@ export interface operations {
                      * @example 0.3
                      */
                     minAveragePrice?: number;
+                    /**
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                     */
+                    userId?: string;
                 };
             };
         };
@@ -5661,8 +5672,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "positionId": "pos_8Hn3QwZr5KcV2mTy7LpX9d",
-                 *       "percentage": 50,
-                 *       "userId": "0x2F8e1A4b5C6d7E8f9012345678901234567890aB"
+                 *       "percentage": 50
                  *     }
                  */
                 "application/json": {
@@ -5678,8 +5688,8 @@ export interface operations {
                      */
                     percentage?: number;
                     /**
-                     * @description The trading user, in place of the x-user-id header (one of them is required; if both are sent they must name the same user)
-                     * @example 0x2F8e1A4b5C6d7E8f9012345678901234567890aB
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
                      */
                     userId?: string;
                 };
@@ -5935,6 +5945,8 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip, 0 to 1000000, default 0 */
                 offset?: number;
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
             };
             header: {
                 /**
@@ -6087,6 +6099,11 @@ export interface operations {
                      * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
                      */
                     walletAddress?: string;
+                    /**
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                     */
+                    userId?: string;
                 };
             };
         };
@@ -6213,7 +6230,10 @@ export interface operations {
     };
     "positions-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
+            };
             header: {
                 /**
                  * @description Wallet address or account identifier of the trading user
@@ -6355,7 +6375,10 @@ export interface operations {
     };
     "positions-value": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
+            };
             header: {
                 /**
                  * @description Wallet address or account identifier of the trading user
@@ -6486,6 +6509,8 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip, 0 to 1000000, default 0 */
                 offset?: number;
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
             };
             header: {
                 /**
@@ -6627,7 +6652,13 @@ export interface operations {
         requestBody?: {
             content: {
                 /** @example {} */
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /**
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                     */
+                    userId?: string;
+                };
             };
         };
         responses: {
@@ -6748,7 +6779,10 @@ export interface operations {
     };
     "orders-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
+            };
             header: {
                 /**
                  * @description Wallet address or account identifier of the trading user
@@ -6900,6 +6934,8 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip, 0 to 1000000, default 0 */
                 offset?: number;
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
             };
             header: {
                 /**
@@ -7033,6 +7069,8 @@ export interface operations {
                 limit?: number;
                 /** @description Items to skip, 0 to 1000000, default 0 */
                 offset?: number;
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
             };
             header: {
                 /**
@@ -7186,6 +7224,8 @@ export interface operations {
                 from?: string;
                 /** @description End of the range, inclusive (a date includes that whole UTC day); default, and at most, now */
                 to?: string;
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
+                userId?: string;
             };
             header: {
                 /**
@@ -8321,7 +8361,7 @@ export interface operations {
             query?: {
                 /** @description Resume after this message id (what the stream sent as `id:`); the Last-Event-ID header wins over it */
                 lastEventId?: string;
-                /** @description The trading user, for clients that cannot send headers (a browser's EventSource); x-user-id wins over it */
+                /** @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own */
                 userId?: string;
             };
             header: {
