@@ -91,7 +91,7 @@ export function usdAmount(opts: { min: number; max: number }) {
     .refine(hasMicroPrecision, 'must have at most 6 decimal places');
 }
 
-/** Identifier texts of decisions §1/§3: 1–128 chars of [A-Za-z0-9._:@-]. */
+/** Identifier texts of docs/decisions.md §1/§3: the one pattern of server/lib/identifiers.ts. */
 export const identifier = () => z.string().regex(IDENTIFIER, `must be ${IDENTIFIER_RULE}`);
 
 /** Outputs: timestamps travel as ISO 8601 UTC strings with milliseconds. */

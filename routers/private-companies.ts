@@ -4,7 +4,7 @@
  * specificity rule, whatever their order here.
  */
 import { z } from 'zod';
-import { companyRecordShape } from '../server/companies/record.ts';
+import { companyRecordShape } from '../server/companies/company-schema.ts';
 import {
   companyById,
   companyBySourceId,
@@ -16,7 +16,7 @@ import {
   SORT_FIELDS,
   type SortField,
 } from '../server/companies/queries.ts';
-import { companyDetail, condensedCompany } from '../server/companies/views.ts';
+import { companyDetail, condensedCompany } from '../server/companies/answers.ts';
 import { router } from '../server/trpc/init.ts';
 import { companyDataProcedure } from '../server/procedures/base.ts';
 import { isoInstant, isoString, noInput, optionalParams, wholeNumber } from './params.ts';

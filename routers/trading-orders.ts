@@ -4,11 +4,12 @@ import { ApiError } from '../server/errors.ts';
 import { canonicalEventId } from '../server/events/resolve.ts';
 import { syncOrders } from '../server/trading/order-sync.ts';
 import { getOrder, listOrders, tradeHistory } from '../server/trading/queries.ts';
-import { fromMicros, orderDetail, orderSummary } from '../server/trading/views.ts';
+import { microRatio, microsToUsd } from '../server/lib/money.ts';
+import { orderDetail, orderSummary } from '../server/trading/answers.ts';
 import { router } from '../server/trpc/init.ts';
 import { userProcedure } from '../server/procedures/base.ts';
 import { isoInstant, optionalParams, wholeNumber } from './params.ts';
-import { orderDetail as detailShape, orderStatus, orderSummary as summaryShape, positionStatus, trade } from './trading-shapes.ts';
+import { orderDetail as detailShape, orderStatus, orderSummary as summaryShape, positionStatus, trade } from './trading-outputs.ts';
 import { eventFilter, pageFields, pageOffset } from './trading-paging.ts';
 
 const ORDER_FILTER = { pending: 'PENDING', matched: 'MATCHED', cancelled: 'CANCELLED', rejected: 'REJECTED', all: 'all' } as const;
@@ -124,18 +125,18 @@ export const tradingOrdersRouter = router({
           bandId: t.bandId,
           side: t.side,
           action: t.action,
-          shares: fromMicros(t.sharesMicros),
-          amount: fromMicros(t.amountMicros),
-          price: t.sharesMicros ? Math.round((t.amountMicros / t.sharesMicros) * 1e6) / 1e6 : 0,
-          fees: fromMicros(t.feesMicros),
-          realizedPnl: fromMicros(t.realizedPnlMicros),
+          shares: microsToUsd(t.sharesMicros),
+          amount: microsToUsd(t.amountMicros),
+          price: microRatio(t.amountMicros, t.sharesMicros),
+          fees: microsToUsd(t.feesMicros),
+          realizedPnl: microsToUsd(t.realizedPnlMicros),
           timestamp: t.createdAt.toISOString(),
         })),
         summary: {
           totalTrades: summary.totalTrades,
-          totalVolume: fromMicros(summary.volumeMicros),
-          totalFees: fromMicros(summary.feesMicros),
-          realizedPnl: fromMicros(summary.realizedPnlMicros),
+          totalVolume: microsToUsd(summary.volumeMicros),
+          totalFees: microsToUsd(summary.feesMicros),
+          realizedPnl: microsToUsd(summary.realizedPnlMicros),
         },
       };
     }),

@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { resolveEvent } from '../server/events/resolve.ts';
 import { syncPositions } from '../server/trading/position-sync.ts';
 import { getPosition, positionSummaries } from '../server/trading/queries.ts';
-import { bestBids, positionDetail, positionSummary, positionValue } from '../server/trading/views.ts';
+import { bestBids, positionDetail, positionSummary, positionValue } from '../server/trading/answers.ts';
 import { router } from '../server/trpc/init.ts';
 import { userProcedure } from '../server/procedures/base.ts';
 import { isoString, optionalParams, wholeNumber } from './params.ts';
-import { positionDetail as detailShape, positionStatus, positionSummary as summaryShape } from './trading-shapes.ts';
+import { positionDetail as detailShape, positionStatus, positionSummary as summaryShape } from './trading-outputs.ts';
 import { eventFilter, pageFields, pageOffset } from './trading-paging.ts';
 
 const TAGS = ['Positions'];

@@ -18,7 +18,7 @@ import { tradeProcedure, userProcedure } from '../server/procedures/base.ts';
 import { ApiError } from '../server/errors.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
 import { usdAmount } from './params.ts';
-import { buyQuote, operationOrder, positionStatus, saleQuote, unsoldBand } from './trading-shapes.ts';
+import { buyQuote, operationOrder, positionStatus, saleQuote, unsoldBand } from './trading-outputs.ts';
 
 const TAGS = ['Trading'];
 const floor = (description: string, example: number) => z.number().min(0).max(1).optional().meta({ description, example });

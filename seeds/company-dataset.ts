@@ -1,9 +1,9 @@
 /**
  * The curated company dataset: every `*.json` file in seeds/companies/, validated row by row
- * (server/companies/record.ts) with sourceIds unique across all files.
+ * (server/companies/company-schema.ts) with sourceIds unique across all files.
  */
 import { readdirSync } from 'node:fs';
-import { validateRows, type CompanyRecord, type RowResult } from '../server/companies/record.ts';
+import { validateRows, type CompanyRecord, type RowResult } from '../server/companies/company-schema.ts';
 
 export const DATASET_DIR = new URL('./companies/', import.meta.url);
 

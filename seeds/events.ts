@@ -1,4 +1,4 @@
-import { bandIssues, eventRecordSchema, idCollisions, type EventRecord } from '../server/events/record.ts';
+import { bandIssues, eventRecordSchema, idCollisions, type EventRecord } from '../server/events/event-schema.ts';
 import { upsertEvents } from '../server/events/store.ts';
 import type { SeedStep } from './index.ts';
 

@@ -5,7 +5,7 @@
  * Exit code 1 if any file was refused.
  */
 import type { Db } from '../db/client.ts';
-import { validateRows } from './companies/record.ts';
+import { validateRows } from './companies/company-schema.ts';
 import { ImportFileError, readImportFile } from './companies/import-file.ts';
 import { upsertCompanies, type UpsertReport } from './companies/store.ts';
 import { loadConfig } from './config.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { companies } from '../db/schema.ts';
-import { consistencyIssues, validateRows, type CompanyRecord } from '../server/companies/record.ts';
+import { consistencyIssues, validateRows, type CompanyRecord } from '../server/companies/company-schema.ts';
 import { importCompanyFile } from '../server/import-companies.ts';
 import { parseCsv } from '../server/lib/csv.ts';
 import { loadDataset } from '../seeds/company-dataset.ts';

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import { events } from '../db/schema.ts';
 import { loadEvents } from '../seeds/events.ts';
 import { findEvent } from '../server/events/queries.ts';
-import { idCollisions } from '../server/events/record.ts';
+import { idCollisions } from '../server/events/event-schema.ts';
 import { upsertEvents } from '../server/events/store.ts';
 import { createTestApp, trpcClient, type TestApp } from './harness/app.ts';
 import { api, buy, trader, type Trader } from './harness/trading.ts';

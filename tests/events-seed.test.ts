@@ -1,7 +1,7 @@
 /** The 17 seeded events and the band rules every event must satisfy (docs/decisions.md §6). */
 import { describe, expect, test } from 'bun:test';
 import { loadEvents } from '../seeds/events.ts';
-import { bandIssues, type EventRecord } from '../server/events/record.ts';
+import { bandIssues, type EventRecord } from '../server/events/event-schema.ts';
 
 describe('the seeded events', () => {
   test('17 valid events, every company in the company dataset', async () => {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { loadEvents } from '../seeds/events.ts';
-import type { EventRecord } from '../server/events/record.ts';
+import type { EventRecord } from '../server/events/event-schema.ts';
 import { PaperVenue } from '../server/venues/paper.ts';
 import { tickFor, topDollarsMicros } from '../server/venues/paper-book.ts';
 import { createTestApp, json, trpcClient, type TestApp } from './harness/app.ts';

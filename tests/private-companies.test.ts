@@ -3,7 +3,7 @@
  * independently of the service's SQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { CompanyRecord } from '../server/companies/record.ts';
+import type { CompanyRecord } from '../server/companies/company-schema.ts';
 import { loadDataset } from '../seeds/company-dataset.ts';
 import { createTestApp, json, trpcClient, type TestApp } from './harness/app.ts';
 import { fundedAccount, type FundedAccount } from './harness/factories.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { orders, positionBands, trades } from '../db/schema.ts';
 import type { Db } from '../db/client.ts';
-import { applyOrderOutcome, recordBuyIntent, recordSaleIntent, refusal, type OrderOutcome } from '../server/trading/records.ts';
+import { applyOrderOutcome, recordBuyIntent, recordSaleIntent, refusal, type OrderOutcome } from '../server/trading/ledger-writes.ts';
 import { engine, freshDatabase, type TestDatabase } from './harness/databases.ts';
 
 let database: TestDatabase;

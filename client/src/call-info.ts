@@ -50,7 +50,8 @@ export class BatchPositions {
   }
 }
 
-const MICROS_PER_USD = 1_000_000;
+/** 1 USD = 1,000,000 micro-USD (the server's server/lib/money.ts scale; this package ships without the server). */
+export const MICROS_PER_USD = 1_000_000;
 
 /** A decimal USD amount (`0.001`, `12`, `-0.5`) in exact micro-USD; null when it is not one. */
 export function usdToMicros(text: string | undefined | null): number | null {

@@ -9,7 +9,7 @@
  *     const { cost, requestId } = callInfoOf(response);
  */
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { usdToMicros } from './call-info.js';
+import { MICROS_PER_USD, usdToMicros } from './call-info.js';
 import type { components, operations, paths } from './generated/openapi.js';
 
 export type { components, operations, paths };
@@ -51,5 +51,5 @@ export interface RestCallInfo {
 export function callInfoOf(response: Response): RestCallInfo {
   const header = response.headers.get('x-request-cost-usd');
   const micros = header === null ? 0 : usdToMicros(header);
-  return { requestId: response.headers.get('x-request-id'), cost: micros === null ? null : micros / 1_000_000, costMicros: micros };
+  return { requestId: response.headers.get('x-request-id'), cost: micros === null ? null : micros / MICROS_PER_USD, costMicros: micros };
 }

@@ -4,7 +4,7 @@
  * (products, fundingHistory, marketSegments, extra, …) hold JSON.
  */
 import { parseCsv } from '../lib/csv.ts';
-import { COMPANY_FIELDS, companyRecordSchema } from './record.ts';
+import { COMPANY_FIELDS, companyRecordSchema } from './company-schema.ts';
 
 export interface SourceRow {
   line: number;

@@ -7,7 +7,7 @@ import type { Db } from '../../db/client.ts';
 import { companies } from '../../db/schema.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
 import { bumpDatasetVersion } from './aggregate-cache.ts';
-import { COMPANY_FIELDS, type CompanyRecord } from './record.ts';
+import { COMPANY_FIELDS, type CompanyRecord } from './company-schema.ts';
 
 export interface UpsertReport {
   added: number;

@@ -3,7 +3,7 @@ import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands, events } from '../../db/schema.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
-import { bandIdOf, type EventRecord } from './record.ts';
+import { bandIdOf, type EventRecord } from './event-schema.ts';
 
 export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ inserted: number; updated: number }> {
   let inserted = 0;

@@ -19,6 +19,7 @@
  */
 import type { Db } from '../../db/client.ts';
 import type { EventWithBands } from '../events/queries.ts';
+import { usdToMicros } from '../lib/money.ts';
 import { DEFAULT_FLOORS } from '../valuation/index.ts';
 import { ClobError, type ClobHttp } from '../venues/polymarket/clob-http.ts';
 import { TokenMap } from '../venues/polymarket/token-map.ts';
@@ -117,7 +118,7 @@ export async function backfillPolymarketEvent(db: Db, event: EventWithBands, sou
     for (let i = 0; i < series.length; i++) {
       const s = series[i]!;
       while (cursor[i]! + 1 < s.length && s[cursor[i]! + 1]!.t <= t) cursor[i]!++;
-      if (cursor[i]! >= 0) prices.push(Math.round(s[cursor[i]!]!.p * 1_000_000));
+      if (cursor[i]! >= 0) prices.push(usdToMicros(s[cursor[i]!]!.p));
     }
     if (prices.length < series.length) continue;
     points++;

@@ -9,6 +9,7 @@
  * bands of its last point (its close).
  */
 import type { CandleInterval } from '../../db/tables/market-history.ts';
+import { microsToUsd, usdToMicros } from '../lib/money.ts';
 import { quoteEvent, type BandMarket } from '../valuation/index.ts';
 import type { EventValuation } from '../market/recorder.ts';
 
@@ -100,7 +101,6 @@ export function withEarlier(earlier: CandleSpan | undefined, candle: Candle): Ca
   return earlier ? { ...candle, ...combineSpans([earlier, candle])! } : candle;
 }
 
-const toMicros = (usd: number) => Math.round(usd * 1_000_000);
 
 /** A point from a recording's /valuation object (default floors): the numbers the candles keep. */
 export function pointOfValuation(valuation: EventValuation, at: number): CandlePoint {
@@ -108,11 +108,11 @@ export function pointOfValuation(valuation: EventValuation, at: number): CandleP
   return {
     at,
     implied: valuation.impliedValuation,
-    longMicros: toMicros(valuation.valuation.longCost),
-    shortMicros: toMicros(valuation.valuation.shortCost),
+    longMicros: usdToMicros(valuation.valuation.longCost),
+    shortMicros: usdToMicros(valuation.valuation.shortCost),
     bands: valuation.bands.map((b) => {
       const quote = quotes.get(b.bandIndex);
-      return { bandId: b.tokenId, closeMicros: toMicros(b.price), bidMicros: quote ? toMicros(quote.bid) : null, askMicros: quote ? toMicros(quote.ask) : null };
+      return { bandId: b.tokenId, closeMicros: usdToMicros(b.price), bidMicros: quote ? usdToMicros(quote.bid) : null, askMicros: quote ? usdToMicros(quote.ask) : null };
     }),
   };
 }
@@ -123,13 +123,13 @@ export function pointOfValuation(valuation: EventValuation, at: number): CandleP
  * implied valuation follow docs/decisions.md §6 exactly; bid and ask are unknown (null).
  */
 export function pointOfPrices(bands: Array<Pick<BandMarket, 'label' | 'minValuation' | 'maxValuation'> & { bandId: string }>, pricesMicros: number[], at: number, floors: { floorL: number; floorS: number }): CandlePoint {
-  const markets: BandMarket[] = bands.map((b, i) => ({ label: b.label, minValuation: b.minValuation, maxValuation: b.maxValuation, bid: pricesMicros[i]! / 1e6, ask: pricesMicros[i]! / 1e6, lastTrade: null }));
+  const markets: BandMarket[] = bands.map((b, i) => ({ label: b.label, minValuation: b.minValuation, maxValuation: b.maxValuation, bid: microsToUsd(pricesMicros[i]!), ask: microsToUsd(pricesMicros[i]!), lastTrade: null }));
   const q = quoteEvent(markets, floors);
   return {
     at,
     implied: q.impliedValuation,
-    longMicros: toMicros(q.valuation.longCost),
-    shortMicros: toMicros(q.valuation.shortCost),
+    longMicros: usdToMicros(q.valuation.longCost),
+    shortMicros: usdToMicros(q.valuation.shortCost),
     bands: bands.map((b, i) => ({ bandId: b.bandId, closeMicros: pricesMicros[i]!, bidMicros: null, askMicros: null })),
   };
 }

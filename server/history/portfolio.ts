@@ -8,7 +8,7 @@
  *    a SETTLE trade (or a `tokens-gone` closure by positions/sync, which writes no trade) empties the
  *    position;
  *  - costBasis: per position and band, what its buys paid (fees included) less the basis each sale
- *    released (its proceeds − fees − realised P&L), as server/trading/records.ts moves it; 0 once settled;
+ *    released (its proceeds − fees − realised P&L), as server/trading/ledger-writes.ts moves it; 0 once settled;
  *  - realizedPnl: Σ realised P&L of those trades (what GET /api/trading/history sums up to T);
  *  - marketValue: Σ over holdings of floor(shares × price), where the price is the band's best bid at
  *    the close of the latest candle that closed at or before T (the interval's candles, and for 1h the
@@ -26,7 +26,7 @@ import { INPUT_LIMITS } from '../http/input-limits.ts';
 import { microsToUsd } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import type { TradingUser } from '../trading/settings.ts';
-import { bestBids, valueOf } from '../trading/views.ts';
+import { bestBids, valueOf } from '../trading/answers.ts';
 import { candlesClosedBetween, latestClosedBy } from './candle-store.ts';
 import { INTERVAL_MS, type Candle, type CandleInterval } from './candles.ts';
 import { candleRecordingOf, historyNow } from './recording.ts';

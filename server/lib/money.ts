@@ -1,17 +1,27 @@
 /**
- * Money is integer micro-USD everywhere inside the service (1 USD = 1,000,000 micros).
+ * Money is integer micro-USD everywhere inside the service (1 USD = 1,000,000 micros), and shares are
+ * micro-shares on the same scale (1 share = 1,000,000), so these constants and conversions serve both.
  * Conversion to and from JSON numbers happens only at the API edge, through these functions.
  */
 export const MICROS_PER_USD = 1_000_000;
+/** The same scale for BigInt arithmetic (shares × price, amount × units). */
+export const MICROS_PER_USD_BIGINT = BigInt(MICROS_PER_USD);
 
 /** For already-validated inputs (see `usdAmount` in routers/params.ts): at most 6 decimals. */
 export function usdToMicros(usd: number): number {
   return Math.round(usd * MICROS_PER_USD);
 }
 
+/** Micro-units → a JSON number (USD or shares). */
 export function microsToUsd(micros: number): number {
   return micros / MICROS_PER_USD;
 }
+
+/** A JSON number rounded to the nearest micro (6 decimals), e.g. a price per share. */
+export const roundToMicro = (value: number) => microsToUsd(usdToMicros(value));
+
+/** a / b rounded to 6 decimals (an average price, a payout per unit); 0 when b is 0. */
+export const microRatio = (a: number, b: number) => (b === 0 ? 0 : roundToMicro(a / b));
 
 /** True when a JSON number has no more precision than a micro-USD. */
 export function hasMicroPrecision(usd: number): boolean {

@@ -12,15 +12,15 @@ import type { Db } from '../../db/client.ts';
 import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { formatUsd } from '../lib/money.ts';
+import { formatUsd, MICROS_PER_USD_BIGINT, microRatio, microsToUsd } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import { sizeBuy, weightsFor, type BuyPlan, type Floors, type Side } from '../valuation/index.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, settlePosition, type Execution } from './execution.ts';
-import { loadPosition, recordBuyIntent, type OrderRow, type PositionRow } from './records.ts';
+import { loadPosition, recordBuyIntent, type OrderRow, type PositionRow } from './ledger-writes.ts';
 import { getSettings, type Settings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
-import { fromMicros, microRatio, operationOrder } from './views.ts';
+import { operationOrder } from './answers.ts';
 
 export interface BuyRequest {
   eventId: string;
@@ -47,13 +47,13 @@ export function buyResult(position: PositionRow, orders: OrderRow[], requestedMi
     side: position.side,
     status: position.status,
     orders: buys.map(operationOrder),
-    totalCost: fromMicros(paid),
+    totalCost: microsToUsd(paid),
     averagePrice: microRatio(paid, position.unitsMicros),
-    size: fromMicros(position.unitsMicros),
+    size: microsToUsd(position.unitsMicros),
     floorL: position.floorL,
     floorS: position.floorS,
-    requestedAmount: fromMicros(requestedMicros),
-    unspentAmount: fromMicros(requestedMicros - paid),
+    requestedAmount: microsToUsd(requestedMicros),
+    unspentAmount: microsToUsd(requestedMicros - paid),
   };
 }
 
@@ -93,20 +93,20 @@ export interface PlannedBuy {
 }
 
 /** (total / units) in micro-USD per unit, rounded up: the price a plan reached, as a refusal states it. */
-const averageMicros = (plan: BuyPlan) => Number((BigInt(plan.totalCostMicros) * 1_000_000n + BigInt(plan.unitsMicros) - 1n) / BigInt(plan.unitsMicros));
+const averageMicros = (plan: BuyPlan) => Number((BigInt(plan.totalCostMicros) * MICROS_PER_USD_BIGINT + BigInt(plan.unitsMicros) - 1n) / BigInt(plan.unitsMicros));
 
 /**
  * The buy's plan against the books of this moment, or the refusal a buy would answer: books too
  * thin, an amount under the minimum (stated), or an average price above `maxAveragePriceMicros`.
  */
-export async function planBuy(x: Execution, event: Awaited<ReturnType<typeof tradableEvent>>, settings: Settings, request: BuyRequest): Promise<PlannedBuy> {
+export async function planBuy(execution: Execution, event: Awaited<ReturnType<typeof tradableEvent>>, settings: Settings, request: BuyRequest): Promise<PlannedBuy> {
   const floors: Floors = { floorL: request.floorL ?? settings.floorL, floorS: request.floorS ?? settings.floorS };
   const tokenIds = event.bands.map((b) => b.id);
   if (!tokenIds.length) throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} has no bands to trade`);
-  const books = await freshBooks(x, tokenIds);
+  const books = await freshBooks(execution, tokenIds);
   const asks = tokenIds.map((id) => books.get(id)?.asks ?? []);
   const weights = weightsFor(request.side, tokenIds.length, floors);
-  const sizing = sizeBuy(weights, asks, request.amountMicros, x.venue.rules);
+  const sizing = sizeBuy(weights, asks, request.amountMicros, execution.venue.rules);
   if (!sizing.ok) {
     if (sizing.reason === 'no-liquidity') throw new ApiError('ORDER_REJECTED', `The books of ${event.id} are too thin for even the smallest position`);
     const minimum = sizing.minimumAmountMicros === null ? 'no amount reaches it with these floors' : `the minimum amount for ${event.id} ${request.side} is $${formatUsd(sizing.minimumAmountMicros)}`;
@@ -114,7 +114,7 @@ export async function planBuy(x: Execution, event: Awaited<ReturnType<typeof tra
   }
   const plan = sizing.plan;
   const limit = request.maxAveragePriceMicros;
-  if (limit !== undefined && BigInt(plan.totalCostMicros) * 1_000_000n > BigInt(limit) * BigInt(plan.unitsMicros)) {
+  if (limit !== undefined && BigInt(plan.totalCostMicros) * MICROS_PER_USD_BIGINT > BigInt(limit) * BigInt(plan.unitsMicros)) {
     throw new ApiError(
       'ORDER_REJECTED',
       `maxAveragePrice: the plan reaches $${formatUsd(averageMicros(plan))} per unit ($${formatUsd(plan.totalCostMicros)} for ${formatUsd(plan.unitsMicros)} units), above the $${formatUsd(limit)} allowed; nothing was sent`,
@@ -124,20 +124,20 @@ export async function planBuy(x: Execution, event: Awaited<ReturnType<typeof tra
 }
 
 export async function buy(services: Services, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
-  const x = executionOf(services);
+  const execution = executionOf(services);
   const event = await tradableEvent(services, request.eventId);
-  const settings = await getSettings(x.db, user);
-  const credentials = await openCredentials(x.db, services.credentialCipher, user, settings);
-  const { floors, tokenIds, plan } = await planBuy(x, event, settings, request);
+  const settings = await getSettings(execution.db, user);
+  const credentials = await openCredentials(execution.db, services.credentialCipher, user, settings);
+  const { floors, tokenIds, plan } = await planBuy(execution, event, settings, request);
 
   // The orders commit up to their limits (Σ maxCost), which is what the venue holds them to.
-  const collateral = await callVenue('the balance', x.timeoutMs, () => x.venue.getCollateral(credentials));
+  const collateral = await callVenue('the balance', execution.timeoutMs, () => execution.venue.getCollateral(credentials));
   if (collateral < plan.maxCostMicros) {
     throw new ApiError('INSUFFICIENT_BALANCE', `amount: this buy costs up to $${formatUsd(plan.maxCostMicros)}; the venue balance is $${formatUsd(collateral)}`);
   }
 
   const positionId = newId('pos');
-  const { operationId, orders } = await recordBuyIntent(x.db, user, {
+  const { operationId, orders } = await recordBuyIntent(execution.db, user, {
     position: { id: positionId, eventId: event.id, side: request.side, ...floors, unitsMicros: plan.unitsMicros },
     bands: plan.bands.map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, targetMicros: b.shares })),
     orders: plan.bands
@@ -146,10 +146,10 @@ export async function buy(services: Services, user: TradingUser, request: BuyReq
   });
   await hooks.onIntent?.(positionId, operationId);
 
-  await placeAll(x, credentials, orders);
-  await settlePosition(x, credentials, positionId).catch((error) => x.logger.warn('position not settled; left for orders/sync', { positionId, error: String(error.message) }));
+  await placeAll(execution, credentials, orders);
+  await settlePosition(execution, credentials, positionId).catch((error) => execution.logger.warn('position not settled; left for orders/sync', { positionId, error: String(error.message) }));
 
-  return buyOutcome(x.db, positionId, request.amountMicros);
+  return buyOutcome(execution.db, positionId, request.amountMicros);
 }
 
 /** How a buy ended, from its records: the result, or the error that says what happened. */

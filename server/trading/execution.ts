@@ -21,7 +21,7 @@ import {
   type OrderRow,
   type PositionBandRow,
   type PositionRow,
-} from './records.ts';
+} from './ledger-writes.ts';
 import { portion } from './sale-shape.ts';
 import { callVenue, isDefiniteRefusal } from './venue-calls.ts';
 
@@ -54,14 +54,14 @@ const REFUSAL_REASONS: Record<string, string> = {
 };
 
 /** Sends one recorded order and applies its outcome; an unknown outcome leaves it PENDING. */
-export async function placeOrder(x: Execution, credentials: VenueCredentials, order: OrderRow & { refusedLocally?: string }) {
+export async function placeOrder(execution: Execution, credentials: VenueCredentials, order: OrderRow & { refusedLocally?: string }) {
   if (order.refusedLocally) {
-    await applyOrderOutcome(x.db, order.id, refusal(order.refusedLocally));
+    await applyOrderOutcome(execution.db, order.id, refusal(order.refusedLocally));
     return;
   }
   try {
-    const placed = await callVenue(`order ${order.id}`, x.timeoutMs, () =>
-      x.venue.placeOrder(credentials, {
+    const placed = await callVenue(`order ${order.id}`, execution.timeoutMs, () =>
+      execution.venue.placeOrder(credentials, {
         clientOrderId: order.id,
         tokenId: order.bandId,
         side: order.side,
@@ -71,25 +71,25 @@ export async function placeOrder(x: Execution, credentials: VenueCredentials, or
         timeInForce: order.purpose === 'open' ? 'FOK' : 'FAK',
       }),
     );
-    await applyOrderOutcome(x.db, order.id, outcomeOf(placed));
+    await applyOrderOutcome(execution.db, order.id, outcomeOf(placed));
   } catch (error) {
     if (isDefiniteRefusal(error)) {
-      await applyOrderOutcome(x.db, order.id, refusal(REFUSAL_REASONS[error.apiCode] ?? 'rejected'));
+      await applyOrderOutcome(execution.db, order.id, refusal(REFUSAL_REASONS[error.apiCode] ?? 'rejected'));
       return;
     }
-    x.logger.warn('order outcome unknown; asking the venue', { orderId: order.id, error: String((error as Error).message) });
+    execution.logger.warn('order outcome unknown; asking the venue', { orderId: order.id, error: String((error as Error).message) });
     // One status check now; if the venue cannot say either, orders/sync settles it later.
-    await refreshOrder(x, credentials, order).catch(() => undefined);
+    await refreshOrder(execution, credentials, order).catch(() => undefined);
   }
 }
 
-export const placeAll = (x: Execution, credentials: VenueCredentials, orders: (OrderRow & { refusedLocally?: string })[]) =>
-  Promise.all(orders.map((o) => placeOrder(x, credentials, o)));
+export const placeAll = (execution: Execution, credentials: VenueCredentials, orders: (OrderRow & { refusedLocally?: string })[]) =>
+  Promise.all(orders.map((o) => placeOrder(execution, credentials, o)));
 
 /** The venue's view of a PENDING order, applied. Null when the venue never received it. */
-export async function refreshOrder(x: Execution, credentials: VenueCredentials, order: OrderRow): Promise<VenueOrder | null> {
-  const seen = await callVenue(`the status of order ${order.id}`, x.timeoutMs, () => x.venue.getOrder(credentials, order.id));
-  if (seen) await applyOrderOutcome(x.db, order.id, outcomeOf(seen));
+export async function refreshOrder(execution: Execution, credentials: VenueCredentials, order: OrderRow): Promise<VenueOrder | null> {
+  const seen = await callVenue(`the status of order ${order.id}`, execution.timeoutMs, () => execution.venue.getOrder(credentials, order.id));
+  if (seen) await applyOrderOutcome(execution.db, order.id, outcomeOf(seen));
   return seen;
 }
 
@@ -124,29 +124,29 @@ export function planSale(bands: PositionBandRow[], books: Map<string, OrderBook>
   return plan;
 }
 
-export async function freshBooks(x: Execution, tokenIds: string[]) {
-  return callVenue('the order books', x.timeoutMs, () => x.venue.getOrderBooks(tokenIds));
+export async function freshBooks(execution: Execution, tokenIds: string[]) {
+  return callVenue('the order books', execution.timeoutMs, () => execution.venue.getOrderBooks(tokenIds));
 }
 
 /** Sells back everything a failed buy holds (what is free of pending sales). */
-async function unwind(x: Execution, credentials: VenueCredentials, position: PositionRow, bands: PositionBandRow[]) {
+async function unwind(execution: Execution, credentials: VenueCredentials, position: PositionRow, bands: PositionBandRow[]) {
   if (!bands.some((b) => b.sharesMicros - b.reservedMicros > 0)) return;
-  const books = await freshBooks(x, bands.map((b) => b.bandId));
+  const books = await freshBooks(execution, bands.map((b) => b.bandId));
   const user = { accountId: position.accountId, userId: position.userId };
-  const { orders } = await recordSaleIntent(x.db, user, position.id, 'unwind', (_, locked) => planSale(locked, books, 100, x.venue.rules).orders);
-  await placeAll(x, credentials, orders);
+  const { orders } = await recordSaleIntent(execution.db, user, position.id, 'unwind', (_, locked) => planSale(locked, books, 100, execution.venue.rules).orders);
+  await placeAll(execution, credentials, orders);
 }
 
 /**
  * Brings a position in line with its orders: a buy with an unfilled band is marked failed and
  * unwound; once nothing is PENDING the status follows the holdings (open / closed).
  */
-export async function settlePosition(x: Execution, credentials: VenueCredentials, positionId: string) {
-  const { position, bands, orders } = await loadPosition(x.db, positionId);
+export async function settlePosition(execution: Execution, credentials: VenueCredentials, positionId: string) {
+  const { position, bands, orders } = await loadPosition(execution.db, positionId);
   if (position.status === 'pending') {
     const unfilled = orders.find((o) => o.purpose === 'open' && o.status !== 'PENDING' && o.filledMicros < o.requestedMicros);
-    if (unfilled && !position.buyFailed) await markBuyFailed(x.db, positionId, unfilled.reason ?? 'unfilled');
-    if (unfilled || position.buyFailed) await unwind(x, credentials, position, bands);
+    if (unfilled && !position.buyFailed) await markBuyFailed(execution.db, positionId, unfilled.reason ?? 'unfilled');
+    if (unfilled || position.buyFailed) await unwind(execution, credentials, position, bands);
   }
-  return settleStatus(x.db, positionId);
+  return settleStatus(execution.db, positionId);
 }

@@ -11,7 +11,7 @@ import type { Services } from '../services.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, settlePosition } from './execution.ts';
 import { pendingOrders } from './queries.ts';
-import { applyOrderOutcome, outcomeOf, type OrderOutcome, type OrderRow } from './records.ts';
+import { applyOrderOutcome, outcomeOf, type OrderOutcome, type OrderRow } from './ledger-writes.ts';
 import type { TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
 
@@ -25,33 +25,33 @@ export interface OrderChange {
 }
 
 export async function syncOrders(services: Services, user: TradingUser) {
-  const x = executionOf(services);
-  const pending = await pendingOrders(x.db, user);
-  const stalled = await x.db
+  const execution = executionOf(services);
+  const pending = await pendingOrders(execution.db, user);
+  const stalled = await execution.db
     .select({ id: positions.id })
     .from(positions)
     .where(and(eq(positions.accountId, user.accountId), eq(positions.userId, user.userId), eq(positions.status, 'pending')));
   if (!pending.length && !stalled.length) return { synced: 0, updated: 0, orders: [] as OrderChange[], positions: [] };
 
-  const credentials = await openCredentials(x.db, services.credentialCipher, user);
+  const credentials = await openCredentials(execution.db, services.credentialCipher, user);
   const changes: OrderChange[] = [];
   let unreachable = 0;
   await Promise.all(
     pending.map(async (order) => {
       try {
         let outcome: OrderOutcome | null = null;
-        const seen = await callVenue(`the status of order ${order.id}`, x.timeoutMs, () => x.venue.getOrder(credentials, order.id));
+        const seen = await callVenue(`the status of order ${order.id}`, execution.timeoutMs, () => execution.venue.getOrder(credentials, order.id));
         if (seen) outcome = outcomeOf(seen);
-        else if (order.ageMs > NEVER_SENT_AFTER_TIMEOUTS * x.timeoutMs) {
-          const cancelled = await callVenue(`cancelling order ${order.id}`, x.timeoutMs, () => x.venue.cancelOrder(credentials, order.id));
+        else if (order.ageMs > NEVER_SENT_AFTER_TIMEOUTS * execution.timeoutMs) {
+          const cancelled = await callVenue(`cancelling order ${order.id}`, execution.timeoutMs, () => execution.venue.cancelOrder(credentials, order.id));
           outcome = cancelled ? outcomeOf(cancelled) : { status: 'CANCELLED', filledMicros: 0, notionalMicros: 0, feesMicros: 0, reason: 'never-sent' };
         }
-        if (outcome && (await applyOrderOutcome(x.db, order.id, outcome))) {
+        if (outcome && (await applyOrderOutcome(execution.db, order.id, outcome))) {
           changes.push({ id: order.id, previousStatus: 'PENDING', currentStatus: outcome.status });
         }
       } catch (error) {
         // One order's trouble (venue down for it, a report we could not apply) must not block the rest.
-        if (!(error instanceof ApiError)) x.logger.error('order sync failed', { orderId: order.id, error: String((error as Error).message) });
+        if (!(error instanceof ApiError)) execution.logger.error('order sync failed', { orderId: order.id, error: String((error as Error).message) });
         unreachable++;
       }
     }),
@@ -64,7 +64,7 @@ export async function syncOrders(services: Services, user: TradingUser) {
   const settled = [];
   for (const positionId of positionIds) {
     try {
-      settled.push({ id: positionId, status: await settlePosition(x, credentials, positionId) });
+      settled.push({ id: positionId, status: await settlePosition(execution, credentials, positionId) });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       settled.push({ id: positionId, status: 'pending' as const });

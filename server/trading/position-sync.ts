@@ -8,38 +8,38 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { positions } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
+import { microsToUsd } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf } from './execution.ts';
 import { syncOrders } from './order-sync.ts';
 import { bandsOf } from './queries.ts';
-import { closeAsGone } from './records.ts';
+import { closeAsGone } from './ledger-writes.ts';
 import { getSettings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
-import { fromMicros } from './views.ts';
 
 export async function syncPositions(services: Services, user: TradingUser, walletAddress: string | undefined) {
-  const x = executionOf(services);
-  const funding = (await getSettings(x.db, user)).walletAddress;
+  const execution = executionOf(services);
+  const funding = (await getSettings(execution.db, user)).walletAddress;
   const wallet = walletAddress ?? funding;
   if (!wallet) throw new ApiError('BAD_REQUEST', 'walletAddress: required: send it, or set it with PUT /api/trading/settings');
-  const credentials = await openCredentials(x.db, services.credentialCipher, user);
+  const credentials = await openCredentials(execution.db, services.credentialCipher, user);
 
   const mine = and(eq(positions.accountId, user.accountId), eq(positions.userId, user.userId));
-  const wasPending = await x.db.select({ id: positions.id }).from(positions).where(and(mine, eq(positions.status, 'pending')));
+  const wasPending = await execution.db.select({ id: positions.id }).from(positions).where(and(mine, eq(positions.status, 'pending')));
   await syncOrders(services, user);
 
-  const active = await x.db
+  const active = await execution.db
     .select()
     .from(positions)
     .where(and(mine, inArray(positions.status, ['open', 'pending'])))
     .orderBy(asc(positions.createdAt), asc(positions.id));
-  const bands = await bandsOf(x.db, active.map((p) => p.id));
+  const bands = await bandsOf(execution.db, active.map((p) => p.id));
   const snapshot = await services.marketData.snapshot();
   const supported = snapshot.events.flatMap((e) => e.bands.map((b) => ({ eventId: e.id, band: b })));
   // Every supported band, and every band a position holds (even one no longer listed in the snapshot).
   const tokenIds = [...new Set([...supported.map((s) => s.band.id), ...[...bands.values()].flat().map((b) => b.bandId)])];
-  const balances = await callVenue('the wallet balances', x.timeoutMs, () => x.venue.getTokenBalances(credentials, tokenIds, wallet));
+  const balances = await callVenue('the wallet balances', execution.timeoutMs, () => execution.venue.getTokenBalances(credentials, tokenIds, wallet));
   // Only the funding wallet's balances can close positions: another address proves nothing about them.
   const mayClose = funding !== null && wallet.toLowerCase() === funding.toLowerCase();
 
@@ -57,7 +57,7 @@ export async function syncPositions(services: Services, user: TradingUser, walle
       free.set(band.bandId, Math.max(0, available - band.sharesMicros));
     }
     let status = position.status;
-    if (mayClose && position.status === 'open' && held.length > 0 && !anyLeft && (await closeAsGone(x.db, position.id))) {
+    if (mayClose && position.status === 'open' && held.length > 0 && !anyLeft && (await closeAsGone(execution.db, position.id))) {
       removed++;
       status = 'closed';
     }
@@ -67,7 +67,7 @@ export async function syncPositions(services: Services, user: TradingUser, walle
   const proven = new Set(checked.filter((p) => p.status === 'open' && p.onChainVerified).map((p) => p.id));
   const untracked = supported
     .filter((s) => (free.get(s.band.id) ?? 0) > 0)
-    .map((s) => ({ bandId: s.band.id, eventId: s.eventId, label: s.band.label, tokens: fromMicros(free.get(s.band.id)!) }));
+    .map((s) => ({ bandId: s.band.id, eventId: s.eventId, label: s.band.label, tokens: microsToUsd(free.get(s.band.id)!) }));
   return {
     walletAddress: wallet,
     synced: checked.length,

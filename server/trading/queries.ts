@@ -5,8 +5,9 @@ import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
 import { orders, positionBands, positions, trades, type OrderStatus, type PositionStatus } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
-import type { OrderRow, PositionBandRow, PositionRow } from './records.ts';
-import type { BandTotals } from './views.ts';
+import { MICROS_PER_USD } from '../lib/money.ts';
+import type { OrderRow, PositionBandRow, PositionRow } from './ledger-writes.ts';
+import type { BandTotals } from './answers.ts';
 import type { TradingUser } from './settings.ts';
 
 /**
@@ -78,7 +79,7 @@ const positionsWhere = sql`p.account_id = ${sql.placeholder('accountId')}::text 
  * prepared statement, whatever the number of positions (the list is the user's hottest read; it used
  * to be three queries and every band row). The page is cut first (positions_user_idx, with the count
  * as a window over the filtered positions), so only its own positions are summed and valued. The
- * value of a band is floor(shares × bid / 10^6), as views.valueOf computes it.
+ * value of a band is floor(shares × bid / 10^6), as answers.ts valueOf computes it.
  */
 export async function positionSummaries(db: Db, user: TradingUser, filter: PositionFilter, bids: Map<string, number>): Promise<Page<PositionSummaryRow>> {
   const statement = preparedSql<SummaryRow>(
@@ -105,7 +106,7 @@ export async function positionSummaries(db: Db, user: TradingUser, filter: Posit
           select coalesce(sum(pb.target_micros), 0) as target, coalesce(sum(pb.bought_micros), 0) as bought,
                  coalesce(sum(pb.shares_micros), 0) as held, coalesce(sum(pb.entry_cost_micros), 0) as entry_cost,
                  coalesce(sum(pb.cost_micros), 0) as cost,
-                 coalesce(sum(floor(pb.shares_micros::numeric * coalesce(bids.bid, 0) / 1000000)), 0) as value
+                 coalesce(sum(floor(pb.shares_micros::numeric * coalesce(bids.bid, 0) / ${sql.raw(String(MICROS_PER_USD))})), 0) as value
             from position_bands pb left join bids on bids.band_id = pb.band_id
            where pb.position_id = p.id
         ) b

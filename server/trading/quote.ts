@@ -6,7 +6,7 @@
  * A quote needs no venue credentials and never reads the venue balance.
  */
 import type { Services } from '../services.ts';
-import { microRatio, fromMicros } from './views.ts';
+import { microRatio, microsToUsd } from '../lib/money.ts';
 import { planBuy, tradableEvent, type BuyRequest, type PlannedBuy } from './buy.ts';
 import { executionOf } from './execution.ts';
 import { getSettings, type TradingUser } from './settings.ts';
@@ -18,29 +18,29 @@ export function quoteResult(request: BuyRequest, planned: PlannedBuy) {
     side: request.side,
     floorL: planned.floors.floorL,
     floorS: planned.floors.floorS,
-    units: fromMicros(plan.unitsMicros),
+    units: microsToUsd(plan.unitsMicros),
     // The bands that get an order (a band whose weight is 0 gets none), in band order.
     bands: plan.bands
       .filter((b) => b.shares > 0)
       .map((b) => ({
         bandId: planned.tokenIds[b.bandIndex]!,
-        shares: fromMicros(b.shares),
-        cost: fromMicros(b.cost),
-        worstPrice: fromMicros(b.worstPrice),
-        maxCost: fromMicros(b.maxCost),
+        shares: microsToUsd(b.shares),
+        cost: microsToUsd(b.cost),
+        worstPrice: microsToUsd(b.worstPrice),
+        maxCost: microsToUsd(b.maxCost),
       })),
-    totalCost: fromMicros(plan.totalCostMicros),
+    totalCost: microsToUsd(plan.totalCostMicros),
     averagePrice: microRatio(plan.totalCostMicros, plan.unitsMicros),
-    maxCost: fromMicros(plan.maxCostMicros),
-    requestedAmount: fromMicros(request.amountMicros),
-    unspentAmount: fromMicros(request.amountMicros - plan.totalCostMicros),
-    minimumAmount: fromMicros(planned.minimumAmountMicros),
+    maxCost: microsToUsd(plan.maxCostMicros),
+    requestedAmount: microsToUsd(request.amountMicros),
+    unspentAmount: microsToUsd(request.amountMicros - plan.totalCostMicros),
+    minimumAmount: microsToUsd(planned.minimumAmountMicros),
   };
 }
 
 export async function quoteBuy(services: Services, user: TradingUser, request: BuyRequest) {
-  const x = executionOf(services);
+  const execution = executionOf(services);
   const event = await tradableEvent(services, request.eventId);
-  const settings = await getSettings(x.db, user);
-  return quoteResult(request, await planBuy(x, event, settings, request));
+  const settings = await getSettings(execution.db, user);
+  return quoteResult(request, await planBuy(execution, event, settings, request));
 }

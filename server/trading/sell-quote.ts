@@ -6,14 +6,14 @@
  * `minAveragePrice` is compared with: a sale sent with a `minAveragePrice` a little under it goes
  * through on these books and is refused (nothing sent) if they fall further.
  */
+import { MICROS_PER_USD_BIGINT, microsToUsd } from '../lib/money.ts';
 import { proceedsOfSale } from '../valuation/index.ts';
 import type { Services } from '../services.ts';
 import { executionOf, freshBooks } from './execution.ts';
-import { loadPosition } from './records.ts';
+import { loadPosition } from './ledger-writes.ts';
 import { partialSaleRange } from './sale-shape.ts';
 import { checkedSalePlan, sellablePosition, unitsSold } from './sell.ts';
 import type { TradingUser } from './settings.ts';
-import { fromMicros } from './views.ts';
 
 export interface SaleQuoteRequest {
   positionId: string;
@@ -21,11 +21,11 @@ export interface SaleQuoteRequest {
 }
 
 export async function quoteSale(services: Services, user: TradingUser, request: SaleQuoteRequest) {
-  const x = executionOf(services);
-  const position = await sellablePosition(x.db, user, request.positionId);
-  const { bands } = await loadPosition(x.db, position.id);
-  const books = await freshBooks(x, bands.map((b) => b.bandId));
-  const plan = checkedSalePlan(position, bands, books, request, x.venue.rules);
+  const execution = executionOf(services);
+  const position = await sellablePosition(execution.db, user, request.positionId);
+  const { bands } = await loadPosition(execution.db, position.id);
+  const books = await freshBooks(execution, bands.map((b) => b.bandId));
+  const plan = checkedSalePlan(position, bands, books, request, execution.venue.rules);
 
   const byIndex = new Map(bands.map((b) => [b.bandIndex, b]));
   let costMicros = 0;
@@ -38,10 +38,10 @@ export async function quoteSale(services: Services, user: TradingUser, request: 
     return {
       bandId: order.bandId,
       bandIndex: order.bandIndex,
-      shares: fromMicros(order.requestedMicros),
-      worstPrice: fromMicros(order.limitPriceMicros),
-      proceeds: fromMicros(proceeds),
-      costBasis: fromMicros(cost),
+      shares: microsToUsd(order.requestedMicros),
+      worstPrice: microsToUsd(order.limitPriceMicros),
+      proceeds: microsToUsd(proceeds),
+      costBasis: microsToUsd(cost),
       unsellable: order.refusedLocally ?? null,
     };
   });
@@ -52,12 +52,12 @@ export async function quoteSale(services: Services, user: TradingUser, request: 
     positionId: position.id,
     percentage: request.percentage,
     bands: planned,
-    units: fromMicros(Number(units)),
-    totalProceeds: fromMicros(plan.proceedsMicros),
-    averagePrice: units > 0n ? fromMicros(Number((BigInt(plan.proceedsMicros) * 1_000_000n) / units)) : 0,
-    costBasis: fromMicros(costMicros),
-    estimatedPnl: fromMicros(plan.proceedsMicros - costMicros),
+    units: microsToUsd(Number(units)),
+    totalProceeds: microsToUsd(plan.proceedsMicros),
+    averagePrice: units > 0n ? microsToUsd(Number((BigInt(plan.proceedsMicros) * MICROS_PER_USD_BIGINT) / units)) : 0,
+    costBasis: microsToUsd(costMicros),
+    estimatedPnl: microsToUsd(plan.proceedsMicros - costMicros),
     allSellable: sellable === plan.sharesMicros,
-    partialSaleRange: partialSaleRange(free, x.venue.rules),
+    partialSaleRange: partialSaleRange(free, execution.venue.rules),
   };
 }

@@ -10,6 +10,7 @@ import type { Db } from '../../db/client.ts';
 import { trades } from '../../db/schema.ts';
 import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
+import { MICROS_PER_USD_BIGINT, microsToUsd, usdToMicros } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import type { OrderBook } from '../venues/venue.ts';
@@ -17,10 +18,10 @@ import type { TradeHooks } from './buy.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, planSale, settlePosition, type PlannedSale } from './execution.ts';
 import { findUserPosition } from './queries.ts';
-import { loadPosition, recordSaleIntent, type OrderRow, type PositionBandRow, type PositionRow } from './records.ts';
+import { loadPosition, recordSaleIntent, type OrderRow, type PositionBandRow, type PositionRow } from './ledger-writes.ts';
 import { partialSaleRange, shapeBreak } from './sale-shape.ts';
 import type { TradingUser } from './settings.ts';
-import { fromMicros, operationOrder } from './views.ts';
+import { operationOrder } from './answers.ts';
 
 export interface SellRequest {
   positionId: string;
@@ -59,8 +60,8 @@ function assertKeepsShape(bands: PositionBandRow[], percentage: number, rules: V
   const broken = shapeBreak(free, percentage, rules);
   if (!broken) return;
   const range = partialSaleRange(free, rules);
-  const minimum = `the venue minimum order of ${fromMicros(rules.minOrderMicros)} shares`;
-  const shares = fromMicros(broken.sharesMicros);
+  const minimum = `the venue minimum order of ${microsToUsd(rules.minOrderMicros)} shares`;
+  const shares = microsToUsd(broken.sharesMicros);
   if (broken.problem === 'order-under-minimum') {
     const advice = range ? `sell at least ${pct(range.lowest)} or 100% (partial sales from ${pct(range.lowest)} to ${pct(range.highest)} keep the position's shape)` : 'sell 100%';
     throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} of band ${broken.bandIndex} is under ${minimum}; ${advice}`);
@@ -73,12 +74,12 @@ function assertKeepsShape(bands: PositionBandRow[], percentage: number, rules: V
 function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: PositionBandRow[], minAveragePrice: number | undefined) {
   if (minAveragePrice === undefined) return;
   const units = unitsSold(position, bands, plan.sharesMicros);
-  const minMicros = BigInt(Math.round(minAveragePrice * 1e6));
-  if (units > 0n && BigInt(plan.proceedsMicros) * 1_000_000n >= minMicros * units) return;
-  const reached = units > 0n ? Number((BigInt(plan.proceedsMicros) * 1_000_000n) / units) : 0;
+  const minMicros = BigInt(usdToMicros(minAveragePrice));
+  if (units > 0n && BigInt(plan.proceedsMicros) * MICROS_PER_USD_BIGINT >= minMicros * units) return;
+  const reached = units > 0n ? Number((BigInt(plan.proceedsMicros) * MICROS_PER_USD_BIGINT) / units) : 0;
   throw new ApiError(
     'ORDER_REJECTED',
-    `minAveragePrice: the sale would fetch $${fromMicros(reached)} per unit at the current bids, under the minimum $${minAveragePrice}; nothing was sent`,
+    `minAveragePrice: the sale would fetch $${microsToUsd(reached)} per unit at the current bids, under the minimum $${minAveragePrice}; nothing was sent`,
   );
 }
 
@@ -114,19 +115,19 @@ export async function sellablePosition(db: Db, user: TradingUser, positionId: st
 }
 
 export async function sell(services: Services, user: TradingUser, request: SellRequest, hooks: TradeHooks = {}) {
-  const x = executionOf(services);
-  const position = await sellablePosition(x.db, user, request.positionId);
-  const credentials = await openCredentials(x.db, services.credentialCipher, user);
-  const { bands } = await loadPosition(x.db, position.id);
-  const books = await freshBooks(x, bands.map((b) => b.bandId));
+  const execution = executionOf(services);
+  const position = await sellablePosition(execution.db, user, request.positionId);
+  const credentials = await openCredentials(execution.db, services.credentialCipher, user);
+  const { bands } = await loadPosition(execution.db, position.id);
+  const books = await freshBooks(execution, bands.map((b) => b.bandId));
 
-  const { operationId, orders } = await recordSaleIntent(x.db, user, position.id, 'close', (locked, lockedBands) => checkedSalePlan(locked, lockedBands, books, request, x.venue.rules).orders);
+  const { operationId, orders } = await recordSaleIntent(execution.db, user, position.id, 'close', (locked, lockedBands) => checkedSalePlan(locked, lockedBands, books, request, execution.venue.rules).orders);
   await hooks.onIntent?.(position.id, operationId);
 
-  await placeAll(x, credentials, orders);
-  await settlePosition(x, credentials, position.id).catch((error) => x.logger.warn('position not settled; left for orders/sync', { positionId: position.id, error: String(error.message) }));
+  await placeAll(execution, credentials, orders);
+  await settlePosition(execution, credentials, position.id).catch((error) => execution.logger.warn('position not settled; left for orders/sync', { positionId: position.id, error: String(error.message) }));
 
-  return saleOutcome(x.db, position.id, operationId, request.percentage);
+  return saleOutcome(execution.db, position.id, operationId, request.percentage);
 }
 
 /** How a sale ended, from its records (the answer to the request, or to its retry). */
@@ -150,8 +151,8 @@ export async function saleOutcome(db: Db, positionId: string, operationId: strin
     status: after.position.status,
     percentage,
     orders: mine.map(operationOrder),
-    totalProceeds: fromMicros(mine.reduce((s, o) => s + o.notionalMicros - o.feesMicros, 0)),
-    realizedPnl: fromMicros(Number(realized!.pnl)),
+    totalProceeds: microsToUsd(mine.reduce((s, o) => s + o.notionalMicros - o.feesMicros, 0)),
+    realizedPnl: microsToUsd(Number(realized!.pnl)),
     unsold,
   };
 }
@@ -160,5 +161,5 @@ export async function saleOutcome(db: Db, positionId: string, operationId: strin
 function unsoldOf(sale: OrderRow[]) {
   return sale
     .filter((o) => o.filledMicros < o.requestedMicros)
-    .map((o) => ({ bandId: o.bandId, shares: fromMicros(o.requestedMicros - o.filledMicros), reason: o.reason ?? (o.filledMicros > 0 ? 'partly-filled' : 'unfilled') }));
+    .map((o) => ({ bandId: o.bandId, shares: microsToUsd(o.requestedMicros - o.filledMicros), reason: o.reason ?? (o.filledMicros > 0 ? 'partly-filled' : 'unfilled') }));
 }

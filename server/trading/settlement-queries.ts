@@ -2,8 +2,8 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands, settlements } from '../../db/schema.ts';
+import { microRatio, microsToUsd } from '../lib/money.ts';
 import type { TradingUser } from './settings.ts';
-import { fromMicros } from './views.ts';
 
 export interface SettlementFilter {
   /** Our event id (the route resolves aliases first). */
@@ -12,8 +12,6 @@ export interface SettlementFilter {
   limit: number;
   offset: number;
 }
-
-const ratio6 = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 1e6) / 1e6);
 
 /** A page of the user's settlements, newest first, and a summary of the whole filtered set. */
 export async function listSettlements(db: Db, user: TradingUser, filter: SettlementFilter) {
@@ -49,10 +47,10 @@ export async function listSettlements(db: Db, user: TradingUser, filter: Settlem
       outcome: s.outcome,
       winningBandId: s.winningBandId,
       winningBandLabel: label ?? null,
-      units: fromMicros(s.unitsMicros),
-      payoutPerUnit: ratio6(s.proceedsMicros, s.unitsMicros),
-      proceeds: fromMicros(s.proceedsMicros),
-      realizedPnl: fromMicros(s.realizedPnlMicros),
+      units: microsToUsd(s.unitsMicros),
+      payoutPerUnit: microRatio(s.proceedsMicros, s.unitsMicros),
+      proceeds: microsToUsd(s.proceedsMicros),
+      realizedPnl: microsToUsd(s.realizedPnlMicros),
       settledAt: s.settledAt.toISOString(),
       paid: s.paidAt !== null,
       paidAt: s.paidAt?.toISOString() ?? null,
@@ -61,8 +59,8 @@ export async function listSettlements(db: Db, user: TradingUser, filter: Settlem
     })),
     summary: {
       totalSettlements: Number(summary!.total),
-      totalProceeds: fromMicros(Number(summary!.proceeds)),
-      realizedPnl: fromMicros(Number(summary!.pnl)),
+      totalProceeds: microsToUsd(Number(summary!.proceeds)),
+      realizedPnl: microsToUsd(Number(summary!.pnl)),
       unpaid: Number(summary!.unpaid),
     },
   };

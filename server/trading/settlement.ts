@@ -18,13 +18,13 @@ import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands, events, orders, positionBands, positions, settlements, trades } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
+import { MICROS_PER_USD_BIGINT } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import { openCredentials } from './credentials.ts';
 import { emitPositionSettled } from '../webhooks/announce.ts';
 
 /** The SETTLE trade's bandId when a voided event paid every band. */
 export const VOIDED_BAND_ID = '*';
-const MICRO = 1_000_000n;
 const settlementId = () => newId('stl');
 
 export type SettlementRow = typeof settlements.$inferSelect;
@@ -86,13 +86,13 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
 
     const target = bands.reduce((s, b) => s + BigInt(b.targetMicros), 0n);
     const held = bands.reduce((s, b) => s + BigInt(b.sharesMicros), 0n);
-    // Units scale with the shares held, as the position views compute them (views.ts `figures`).
+    // Units scale with the shares held, as the position answers compute them (answers.ts `figures`).
     const unitsMicros = target === 0n ? 0 : Number((BigInt(position.unitsMicros) * held) / target);
     const winningBandIndex = voided ? null : event!.bandIndex;
     const [winningBand] = winningBandIndex === null ? [] : await tx.select({ id: eventBands.id }).from(eventBands).where(and(eq(eventBands.eventId, position.eventId), eq(eventBands.bandIndex, winningBandIndex)));
     const winningShares = voided ? 0 : (bands.find((b) => b.bandIndex === winningBandIndex)?.sharesMicros ?? 0);
     // A winning share pays $1 (micro-shares × $1 = micro-USD); a voided event's shares $0.50 each, rounded down per band.
-    const proceedsMicros = voided ? bands.reduce((s, b) => s + Number((BigInt(b.sharesMicros) * BigInt(VOIDED_PAYOUT_MICROS)) / MICRO), 0) : winningShares;
+    const proceedsMicros = voided ? bands.reduce((s, b) => s + Number((BigInt(b.sharesMicros) * BigInt(VOIDED_PAYOUT_MICROS)) / MICROS_PER_USD_BIGINT), 0) : winningShares;
     const costMicros = bands.reduce((s, b) => s + b.costMicros, 0);
     const realizedPnlMicros = proceedsMicros - costMicros;
     const id = settlementId();

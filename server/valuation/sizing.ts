@@ -5,9 +5,10 @@
  * a band costs at most shares × worstPrice; sizing keeps Σ shares × worstPrice ≤ amount, so a buy can
  * never spend more than its amount. Against unchanged books it costs `totalCostMicros` (the walk).
  * Everything is integer: micro-USD, micro-shares (1 share = 1,000,000), and prices in micro-USD
- * per share. Products run in BigInt, so nothing is lost to floating point.
+ * per share. Products run in BigInt, so nothing is lost to floating point. The scale comes from
+ * server/lib/money.ts, which imports nothing, so this module stays pure math.
  */
-export const MICRO = 1_000_000;
+import { MICROS_PER_USD_BIGINT } from '../lib/money.ts';
 
 export interface BookLevel {
   /** Micro-USD per share, e.g. 570000 for 0.57. */
@@ -43,7 +44,7 @@ function walk(levels: BookLevel[], shares: number): { filled: bigint; amount: bi
 }
 
 /** micro² → micro-USD, a fraction rounded up: the buyer never pays less than the book says. */
-const ceilMicros = (amount: bigint) => Number((amount + BigInt(MICRO) - 1n) / BigInt(MICRO));
+const ceilMicros = (amount: bigint) => Number((amount + MICROS_PER_USD_BIGINT - 1n) / MICROS_PER_USD_BIGINT);
 
 /** Cost in micro-USD of taking `shares` micro-shares from `levels` (best first), or null if too thin. */
 export function costToBuy(levels: BookLevel[], shares: number): number | null {
@@ -54,7 +55,7 @@ export function costToBuy(levels: BookLevel[], shares: number): number | null {
 /** Proceeds in micro-USD of selling `shares` into `levels` (best bid first), rounded down. */
 export function proceedsOfSale(levels: BookLevel[], shares: number): { proceeds: number; filled: number } {
   const { amount, filled } = walk(levels, shares);
-  return { proceeds: Number(amount / BigInt(MICRO)), filled: Number(filled) };
+  return { proceeds: Number(amount / MICROS_PER_USD_BIGINT), filled: Number(filled) };
 }
 
 /** Micro-shares of band i for U micro-units: w·U rounded down to the share step. */

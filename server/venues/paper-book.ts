@@ -8,6 +8,7 @@
  *    per token by the seed) in shares at its price, so a band at 0.002 carries a million shares where
  *    one at 0.50 carries thousands, and a sale of a cheap band never runs out of bids.
  */
+import { MICROS_PER_USD } from '../lib/money.ts';
 import type { BookLevel } from '../valuation/index.ts';
 import type { OrderBook } from './venue.ts';
 
@@ -50,14 +51,14 @@ export function tickFor(priceMicros: number, rule: TickRule = 'polymarket'): num
 /** The reference price after drift, on its tick grid, two ticks inside (0, 1); and that tick. */
 export function paperMid(shape: PaperBookShape, tokenId: string, reference: number, nowMs: number): { midMicros: number; tickMicros: number } {
   const phase = ((stableHash(shape.seed, tokenId) % 3600) / 3600) * 2 * Math.PI;
-  const drifted = (reference + shape.drift * Math.sin((2 * Math.PI * nowMs) / DRIFT_PERIOD_MS + phase)) * 1e6;
+  const drifted = (reference + shape.drift * Math.sin((2 * Math.PI * nowMs) / DRIFT_PERIOD_MS + phase)) * MICROS_PER_USD;
   const tick = tickFor(drifted, shape.tickRule);
   const onGrid = Math.round(drifted / tick) * tick;
-  return { midMicros: Math.min(1_000_000 - 2 * tick, Math.max(2 * tick, onGrid)), tickMicros: tick };
+  return { midMicros: Math.min(MICROS_PER_USD - 2 * tick, Math.max(2 * tick, onGrid)), tickMicros: tick };
 }
 
 /** Dollars (micro-USD) at the top level of a token's book: $1,000–$2,999, fixed by the seed. */
-export const topDollarsMicros = (seed: number, tokenId: string) => (1_000 + (stableHash(seed, `size:${tokenId}`) % 2_000)) * 1_000_000;
+export const topDollarsMicros = (seed: number, tokenId: string) => (1_000 + (stableHash(seed, `size:${tokenId}`) % 2_000)) * MICROS_PER_USD;
 
 /** Shares (micro) worth `dollarsMicros` at `priceMicros`, down to the 0.01 share step. */
 const sharesWorth = (dollarsMicros: number, priceMicros: number) => Math.floor((dollarsMicros * 100) / priceMicros) * SHARE_STEP;
@@ -73,7 +74,7 @@ export function paperBook(shape: PaperBookShape, tokenId: string, reference: num
     const bid = midMicros - tickMicros * (level + 1);
     const ask = midMicros + tickMicros * (level + 1);
     if (bid >= tickMicros) bids.push({ priceMicros: bid, sizeMicros: sharesWorth(dollars, bid) });
-    if (ask <= 1_000_000 - tickMicros) asks.push({ priceMicros: ask, sizeMicros: sharesWorth(dollars, ask) });
+    if (ask <= MICROS_PER_USD - tickMicros) asks.push({ priceMicros: ask, sizeMicros: sharesWorth(dollars, ask) });
   }
   return { tokenId, bids, asks, lastTradeMicros: midMicros, tickMicros };
 }

@@ -11,6 +11,7 @@ import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
 import { paperAccounts, paperHoldings, paperOrders, paperPayouts } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
+import { MICROS_PER_USD } from '../lib/money.ts';
 import { costToBuy, proceedsOfSale, type BookLevel, type VenueRules } from '../valuation/index.ts';
 import type { MarketableOrder, OrderBook, Redemption, VenueOrder, VenueOwner } from './venue.ts';
 
@@ -67,7 +68,7 @@ function fillable(book: OrderBook, order: MarketableOrder): { levels: BookLevel[
 
 /** What the book says of an order before the ledger is asked: refused (why), or the fill it gets. */
 function quote(book: OrderBook, order: MarketableOrder, rules: VenueRules): { refused: string } | { shares: number; amountMicros: number } {
-  const onGrid = order.limitPriceMicros % book.tickMicros === 0 && order.limitPriceMicros > 0 && order.limitPriceMicros < 1_000_000;
+  const onGrid = order.limitPriceMicros % book.tickMicros === 0 && order.limitPriceMicros > 0 && order.limitPriceMicros < MICROS_PER_USD;
   if (!onGrid || order.sharesMicros <= 0 || order.sharesMicros % rules.shareStepMicros !== 0) return { refused: 'invalid' };
   if (order.sharesMicros < rules.minOrderMicros) return { refused: 'below-minimum' };
   const { levels, shares } = fillable(book, order);

@@ -3,6 +3,7 @@
  * implement it; nothing above this interface knows which one runs. Prices and sizes are integers:
  * micro-USD per share and micro-shares.
  */
+import { microsToUsd } from '../lib/money.ts';
 import type { BookLevel, VenueRules } from '../valuation/index.ts';
 
 export interface OrderBook {
@@ -116,8 +117,8 @@ export interface Venue {
 /** Best bid (0 when none) and best ask (1 when none) as prices, per docs/decisions.md §6. */
 export function topOfBook(book: OrderBook | undefined) {
   return {
-    bid: book?.bids[0] ? book.bids[0].priceMicros / 1e6 : 0,
-    ask: book?.asks[0] ? book.asks[0].priceMicros / 1e6 : 1,
-    lastTrade: book?.lastTradeMicros != null ? book.lastTradeMicros / 1e6 : null,
+    bid: book?.bids[0] ? microsToUsd(book.bids[0].priceMicros) : 0,
+    ask: book?.asks[0] ? microsToUsd(book.asks[0].priceMicros) : 1,
+    lastTrade: book?.lastTradeMicros != null ? microsToUsd(book.lastTradeMicros) : null,
   };
 }

@@ -2,8 +2,8 @@
  * What each change announces (issue #19), written in the transaction — or the one statement — of the
  * change itself, so an event and its webhook deliveries commit with the change or not at all:
  *
- *   order.filled / order.rejected  an order's outcome applied (records.ts applyOrderOutcome)
- *   position.opened / .closed      a position's status moved (records.ts settleStatus, closeAsGone)
+ *   order.filled / order.rejected  an order's outcome applied (ledger-writes.ts applyOrderOutcome)
+ *   position.opened / .closed      a position's status moved (ledger-writes.ts settleStatus, closeAsGone)
  *   position.settled               its settlement written (settlement.ts recordSettlement)
  *   event.resolved                 an event resolved, voided or corrected (events/resolution.ts)
  *   deposit.credited               a deposit credited (deposits/store.ts creditDeposit)
@@ -23,14 +23,11 @@ import type { Db } from '../../db/client.ts';
 import { positionBands, positions, trades } from '../../db/schema.ts';
 import { resultRows } from '../../db/prepared.ts';
 import { newId } from '../lib/ids.ts';
+import { MICROS_PER_USD, microRatio, microsToUsd } from '../lib/money.ts';
 import { emitAccountEvent } from '../notifications/emit.ts';
 
-const MICRO = 1_000_000;
-const usd = (micros: number) => micros / MICRO;
-const round6 = (x: number) => Math.round(x * MICRO) / MICRO;
-
 /** Micro-units as an exact JSON number in SQL (25500001 → 25.500001; trailing zeros dropped). */
-export const usdSql = (micros: SQL | string) => sql`trim_scale(${typeof micros === 'string' ? sql.raw(micros) : micros}::numeric / 1000000)`;
+export const usdSql = (micros: SQL | string) => sql`trim_scale(${typeof micros === 'string' ? sql.raw(micros) : micros}::numeric / ${sql.raw(String(MICROS_PER_USD))})`;
 
 /**
  * emitAccountEvent's two writes as common table expressions `<name>_events` and `<name>_deliveries`,
@@ -82,7 +79,7 @@ export function orderEventRows(eventId: SQL): SQL {
 
 /**
  * position.opened / position.closed for a position whose status this transaction just changed. The
- * numbers are the position list's (views.ts): size in units held, cost basis, entry price per unit,
+ * numbers are the position list's (trading/answers.ts): size in units held, cost basis, entry price per unit,
  * realised P&L so far; `closeReason` on a close: `sold`, `tokens-gone` (positions/sync) or `buy-failed`
  * (a buy that did not fill every band, unwound).
  */
@@ -104,10 +101,10 @@ export async function emitPositionStatus(tx: Db, positionId: string, type: 'posi
     userId: position.userId,
     side: position.side,
     status: position.status,
-    size: usd(units(sum((b) => b.sharesMicros))),
-    cost: usd(sum((b) => b.costMicros)),
-    entryPrice: bought === 0 ? 0 : round6(sum((b) => b.entryCostMicros) / bought),
-    realizedPnl: usd(Number(realized?.micros ?? 0)),
+    size: microsToUsd(units(sum((b) => b.sharesMicros))),
+    cost: microsToUsd(sum((b) => b.costMicros)),
+    entryPrice: microRatio(sum((b) => b.entryCostMicros), bought),
+    realizedPnl: microsToUsd(Number(realized?.micros ?? 0)),
     floorL: position.floorL,
     floorS: position.floorS,
   };
@@ -143,10 +140,10 @@ export async function emitPositionSettled(tx: Db, s: SettledPosition): Promise<v
       side: s.side,
       outcome: s.outcome,
       winningBandId: s.winningBandId,
-      units: usd(s.unitsMicros),
-      payoutPerUnit: s.unitsMicros === 0 ? 0 : round6(s.proceedsMicros / s.unitsMicros),
-      proceeds: usd(s.proceedsMicros),
-      realizedPnl: usd(s.realizedPnlMicros),
+      units: microsToUsd(s.unitsMicros),
+      payoutPerUnit: microRatio(s.proceedsMicros, s.unitsMicros),
+      proceeds: microsToUsd(s.proceedsMicros),
+      realizedPnl: microsToUsd(s.realizedPnlMicros),
     },
   });
 }

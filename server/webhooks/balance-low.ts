@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';
+import { microsToUsd } from '../lib/money.ts';
 import { emitAccountEvent } from '../notifications/emit.ts';
 import type { Services } from '../services.ts';
 
@@ -87,7 +88,7 @@ export async function checkBalanceLow(services: Services): Promise<string[]> {
         accountId: row.account_id,
         userId: null,
         type: 'balance.low',
-        data: { balance: Number(row.balance_micros) / 1_000_000, threshold: threshold / 1_000_000 },
+        data: { balance: microsToUsd(Number(row.balance_micros)), threshold: microsToUsd(threshold) },
       },
       balanceLowEventId(row.account_id, row.last_low_id),
     );

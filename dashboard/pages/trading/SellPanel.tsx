@@ -8,6 +8,7 @@
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { microsToUsd, usdToMicros } from '../../../server/lib/money.ts';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { formatShares, formatSignedUsd, formatUsd, pnlClass } from '../../format.ts';
 import { forUser, problemOf, saleClient, type Outputs } from '../../trpc.ts';
@@ -25,8 +26,8 @@ const DEFAULT_TOLERANCE_PERCENT = 2;
  * 0% tolerance is exactly the quote.
  */
 export function protectionFor(averagePrice: number, tolerancePercent: number): number {
-  const micros = Math.round(averagePrice * 1e6);
-  return Math.floor((micros * Math.round((100 - tolerancePercent) * 100)) / 10_000) / 1e6;
+  const micros = usdToMicros(averagePrice);
+  return microsToUsd(Math.floor((micros * Math.round((100 - tolerancePercent) * 100)) / 10_000));
 }
 
 export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId: string; positionId: string; title: string; onSaleStarted: () => void }) {

@@ -22,6 +22,7 @@ import {
   type Hex,
   type LocalAccount,
 } from 'viem';
+import { MICROS_PER_USD, MICROS_PER_USD_BIGINT, microsToUsd } from '../../lib/money.ts';
 
 export const POLYGON_CHAIN_ID = 137;
 export const CTF_EXCHANGE_V2: Address = '0xE111180000d2663C0091e4f400237545B87B996B';
@@ -90,7 +91,6 @@ export interface WireOrder {
 }
 export type UnsignedWireOrder = Omit<WireOrder, 'signature'>;
 
-const MICRO = 1_000_000n;
 /** The SDK rounds shares down to 2 decimals. */
 const SHARE_STEP = 10_000;
 /** The tick sizes the SDK knows (its ROUNDING_CONFIG); with them shares × price is always whole micros. */
@@ -131,14 +131,14 @@ export function orderAmounts(order: { side: OrderSide; sharesMicros: number; lim
 } {
   if (order.side !== 'BUY' && order.side !== 'SELL') throw new TypeError(`Unknown side ${String(order.side)}`);
   const tick = integer('tickMicros', order.tickMicros);
-  if (!TICKS.has(tick)) throw new RangeError(`Unsupported tick size ${tick / 1e6}`);
+  if (!TICKS.has(tick)) throw new RangeError(`Unsupported tick size ${microsToUsd(tick)}`);
   const price = integer('limitPriceMicros', order.limitPriceMicros);
-  if (price % tick !== 0 || price < tick || price > 1_000_000 - tick) {
-    throw new RangeError(`Price ${price / 1e6} is not on the ${tick / 1e6} grid within [${tick / 1e6}, ${1 - tick / 1e6}]`);
+  if (price % tick !== 0 || price < tick || price > MICROS_PER_USD - tick) {
+    throw new RangeError(`Price ${microsToUsd(price)} is not on the ${microsToUsd(tick)} grid within [${microsToUsd(tick)}, ${1 - microsToUsd(tick)}]`);
   }
   const shares = BigInt(integer('sharesMicros', order.sharesMicros) - (order.sharesMicros % SHARE_STEP));
-  if (shares === 0n) throw new RangeError(`Size ${order.sharesMicros / 1e6} is below the 0.01 share step`);
-  const usd = (shares * BigInt(price)) / MICRO;
+  if (shares === 0n) throw new RangeError(`Size ${microsToUsd(order.sharesMicros)} is below the 0.01 share step`);
+  const usd = (shares * BigInt(price)) / MICROS_PER_USD_BIGINT;
   return order.side === 'BUY' ? { makerAmount: usd, takerAmount: shares } : { makerAmount: shares, takerAmount: usd };
 }
 

@@ -11,6 +11,7 @@ import type { Db } from '../../../db/client.ts';
 import { polymarketOrders } from '../../../db/schema.ts';
 import type { PositionReader } from '../../chain/position-reader.ts';
 import { ApiError } from '../../errors.ts';
+import { MICROS_PER_USD_BIGINT } from '../../lib/money.ts';
 import type { VenueRules } from '../../valuation/index.ts';
 import type { MarketableOrder, OrderBook, Redemption, Venue, VenueCredentials, VenueOrder } from '../venue.ts';
 import type { Redeemer } from './redeemer.ts';
@@ -223,13 +224,13 @@ export class PolymarketVenue implements Venue {
   /** USD that changed hands: the sum over the order's trades (fills may beat the limit price). */
   private async notionalOf(credentials: VenueCredentials, wire: WireOrder, filled: number): Promise<number> {
     const tradeIds = wire.associate_trades ?? [];
-    if (!tradeIds.length) return Number((BigInt(filled) * BigInt(decimalToMicros(wire.price) ?? 0)) / 1_000_000n);
+    if (!tradeIds.length) return Number((BigInt(filled) * BigInt(decimalToMicros(wire.price) ?? 0)) / MICROS_PER_USD_BIGINT);
     let total = 0n;
     for (const id of tradeIds) {
       const page = await this.options.http.call<{ data?: { size?: string; price?: string }[] }>('GET', '/data/trades', { query: { id }, auth: this.auth(credentials) });
       for (const trade of page?.data ?? []) total += BigInt(decimalToMicros(trade.size) ?? 0) * BigInt(decimalToMicros(trade.price) ?? 0);
     }
-    return Number(total / 1_000_000n);
+    return Number(total / MICROS_PER_USD_BIGINT);
   }
 
   async cancelOrder(credentials: VenueCredentials, clientOrderId: string): Promise<VenueOrder | null> {

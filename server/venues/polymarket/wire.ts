@@ -4,6 +4,7 @@
  * status vocabularies (post-order lowercase, ORDER_STATUS_* on reads, short forms on the socket)
  * mapped to ours.
  */
+import { MICROS_PER_USD } from '../../lib/money.ts';
 import type { BookLevel } from '../../valuation/index.ts';
 import type { OrderBook, VenueOrderStatus } from '../venue.ts';
 
@@ -14,7 +15,7 @@ export function decimalToMicros(value: unknown): number | null {
   if (!match) return null;
   const fraction = (match[2] ?? '').padEnd(6, '0');
   // Digits beyond a micro are cut (rounded down): never claim more than was said.
-  return Number(match[1]) * 1_000_000 + Number(fraction.slice(0, 6));
+  return Number(match[1]) * MICROS_PER_USD + Number(fraction.slice(0, 6));
 }
 
 /** Fixed-point 6-decimal integer strings (balances): "1000000" → 1 USD. */
@@ -24,8 +25,8 @@ export function fixed6ToMicros(value: unknown): number | null {
 }
 
 export function microsToDecimal(micros: number): string {
-  const whole = Math.floor(micros / 1_000_000);
-  const fraction = String(micros % 1_000_000).padStart(6, '0').replace(/0+$/, '');
+  const whole = Math.floor(micros / MICROS_PER_USD);
+  const fraction = String(micros % MICROS_PER_USD).padStart(6, '0').replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : String(whole);
 }
 

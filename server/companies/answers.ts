@@ -1,5 +1,5 @@
 /** The API's two shapes of a company (docs/decisions.md §5): condensed for lists, full for detail. */
-import { COMPANY_FIELDS, type CompanyRecord } from './record.ts';
+import { COMPANY_FIELDS, type CompanyRecord } from './company-schema.ts';
 import type { Company } from './queries.ts';
 
 /** Non-empty of city, region and country, joined by ", ". */

@@ -1,5 +1,6 @@
 /**
- * The trading records and the only functions that change them. Two rules keep them true under
+ * Writes the trading records: the ledger's row types and the only functions that change orders, trades
+ * and holdings (reads live in queries.ts, API answers in answers.ts). Two rules keep them true under
  * concurrency and faults:
  *  - intent first: a buy or sell writes its orders (PENDING), and for a sale reserves the shares,
  *    before the venue is called;

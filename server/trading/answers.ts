@@ -1,20 +1,17 @@
 /**
- * Public shapes of positions, orders and trades (docs/api.md "Position", "Order", "Trade"; docs/decisions.md §7), computed from the
- * records and the current books. Integers (micro-USD, micro-shares) become JSON numbers only here.
+ * The API's answers for positions and orders (docs/api.md "Position", "Order", "Trade"; docs/decisions.md §7),
+ * computed from the trading records and the current books; routers/trading-outputs.ts holds their zod
+ * shapes. Integers (micro-USD, micro-shares) become JSON numbers here, through server/lib/money.ts.
  * Valuation is at the bids: what the holdings would fetch if sold now.
  */
 import type { EventWithBands } from '../events/queries.ts';
+import { MICROS_PER_USD, microRatio, microsToUsd, roundToMicro } from '../lib/money.ts';
 import type { MarketSnapshot } from '../market/market-data.ts';
 import type { OrderBook } from '../venues/venue.ts';
 import type { SummaryPositionRow, ValuedBandRow } from './queries.ts';
-import type { OrderRow, PositionRow } from './records.ts';
+import type { OrderRow, PositionRow } from './ledger-writes.ts';
 
-const MICRO = 1_000_000;
-/** Micro-units → a JSON number (USD or shares). */
-export const fromMicros = (micros: number) => micros / MICRO;
-const round6 = (x: number) => Math.round(x * MICRO) / MICRO;
-const ratio = (a: number, b: number) => (b === 0 ? 0 : round6(a / b));
-const percent = (a: number, b: number) => (b === 0 ? 0 : round6((a / b) * 100));
+const percent = (a: number, b: number) => (b === 0 ? 0 : roundToMicro((a / b) * 100));
 
 const bidOf = (book: OrderBook | undefined) => book?.bids[0]?.priceMicros ?? 0;
 
@@ -28,7 +25,7 @@ export function bestBids(books: Map<string, OrderBook>): Map<string, number> {
  * pass 2^53 (whole shares × price stays below 9e15 for any holding under 9 billion shares).
  */
 export const valueOf = (sharesMicros: number, priceMicros: number) =>
-  Math.floor(sharesMicros / MICRO) * priceMicros + Math.floor(((sharesMicros % MICRO) * priceMicros) / MICRO);
+  Math.floor(sharesMicros / MICROS_PER_USD) * priceMicros + Math.floor(((sharesMicros % MICROS_PER_USD) * priceMicros) / MICROS_PER_USD);
 
 interface Figures {
   sizeMicros: number;
@@ -68,7 +65,7 @@ function totalsOf(bands: ValuedBandRow[], books: Map<string, OrderBook>): BandTo
 function figures(position: Pick<PositionRow, 'unitsMicros'>, t: BandTotals): Figures {
   // Units scale with the shares: U for a full buy, in proportion after fills fall short or sales.
   const units = (shares: number) => (t.targetMicros === 0 ? 0 : Number((BigInt(position.unitsMicros) * BigInt(shares)) / BigInt(t.targetMicros)));
-  return { sizeMicros: units(t.heldMicros), costMicros: t.costMicros, valueMicros: t.valueMicros, entryPrice: ratio(t.entryCostMicros, units(t.boughtMicros)) };
+  return { sizeMicros: units(t.heldMicros), costMicros: t.costMicros, valueMicros: t.valueMicros, entryPrice: microRatio(t.entryCostMicros, units(t.boughtMicros)) };
 }
 
 /** The members both position shapes share. */
@@ -79,11 +76,11 @@ function positionCore(position: SummaryPositionRow, f: Figures, realizedMicros: 
     side: position.side,
     status: position.status,
     entryPrice: f.entryPrice,
-    currentPrice: ratio(f.valueMicros, f.sizeMicros),
-    cost: fromMicros(f.costMicros),
-    currentValue: fromMicros(f.valueMicros),
-    unrealizedPnl: fromMicros(f.valueMicros - f.costMicros),
-    realizedPnl: fromMicros(realizedMicros),
+    currentPrice: microRatio(f.valueMicros, f.sizeMicros),
+    cost: microsToUsd(f.costMicros),
+    currentValue: microsToUsd(f.valueMicros),
+    unrealizedPnl: microsToUsd(f.valueMicros - f.costMicros),
+    realizedPnl: microsToUsd(realizedMicros),
     createdAt: position.createdAt.toISOString(),
     closedAt: position.closedAt?.toISOString() ?? null,
   };
@@ -93,7 +90,7 @@ export function positionSummary(position: SummaryPositionRow, totals: BandTotals
   const f = figures(position, totals);
   return {
     ...positionCore(position, f, realizedMicros),
-    size: fromMicros(f.sizeMicros),
+    size: microsToUsd(f.sizeMicros),
     unrealizedPnlPercent: percent(f.valueMicros - f.costMicros, f.costMicros),
   };
 }
@@ -109,9 +106,9 @@ export function positionDetail(position: PositionRow, bands: ValuedBandRow[], ev
     bands: bands.map((b) => ({
       bandId: b.bandId,
       label: event?.bands[b.bandIndex]?.label ?? null,
-      tokens: fromMicros(b.sharesMicros),
-      entryPrice: ratio(b.entryCostMicros, b.boughtMicros),
-      currentPrice: fromMicros(bidOf(books.get(b.bandId))),
+      tokens: microsToUsd(b.sharesMicros),
+      entryPrice: microRatio(b.entryCostMicros, b.boughtMicros),
+      currentPrice: microsToUsd(bidOf(books.get(b.bandId))),
     })),
   };
 }
@@ -121,19 +118,19 @@ export function positionValue(position: PositionRow, bands: ValuedBandRow[], sna
   const pnl = f.valueMicros - f.costMicros;
   return {
     positionId: position.id,
-    currentValue: fromMicros(f.valueMicros),
-    unrealizedPnl: fromMicros(pnl),
+    currentValue: microsToUsd(f.valueMicros),
+    unrealizedPnl: microsToUsd(pnl),
     unrealizedPnlPercent: percent(pnl, f.costMicros),
     bandValues: bands.map((b) => {
       const bid = bidOf(snapshot.books.get(b.bandId));
-      return { bandId: b.bandId, tokens: fromMicros(b.sharesMicros), price: fromMicros(bid), value: fromMicros(valueOf(b.sharesMicros, bid)) };
+      return { bandId: b.bandId, tokens: microsToUsd(b.sharesMicros), price: microsToUsd(bid), value: microsToUsd(valueOf(b.sharesMicros, bid)) };
     }),
     updatedAt: snapshot.fetchedAt.toISOString(),
   };
 }
 
 /** Average fill price per share, or the limit price while nothing is filled. */
-const orderPrice = (o: OrderRow) => (o.filledMicros > 0 ? ratio(o.notionalMicros, o.filledMicros) : fromMicros(o.limitPriceMicros));
+const orderPrice = (o: OrderRow) => (o.filledMicros > 0 ? microRatio(o.notionalMicros, o.filledMicros) : microsToUsd(o.limitPriceMicros));
 
 export function orderSummary(o: OrderRow) {
   return {
@@ -143,10 +140,10 @@ export function orderSummary(o: OrderRow) {
     side: o.side,
     purpose: o.purpose,
     price: orderPrice(o),
-    limitPrice: fromMicros(o.limitPriceMicros),
-    size: fromMicros(o.requestedMicros),
-    filled: fromMicros(o.filledMicros),
-    fees: fromMicros(o.feesMicros),
+    limitPrice: microsToUsd(o.limitPriceMicros),
+    size: microsToUsd(o.requestedMicros),
+    filled: microsToUsd(o.filledMicros),
+    fees: microsToUsd(o.feesMicros),
     status: o.status,
     reason: o.reason,
     createdAt: o.createdAt.toISOString(),
@@ -155,12 +152,11 @@ export function orderSummary(o: OrderRow) {
 }
 
 export function orderDetail(o: OrderRow, bandLabel: string | null) {
-  return { ...orderSummary(o), bandLabel, remaining: fromMicros(o.requestedMicros - o.filledMicros), txHash: o.txHash };
+  return { ...orderSummary(o), bandLabel, remaining: microsToUsd(o.requestedMicros - o.filledMicros), txHash: o.txHash };
 }
 
 /** An order as it appears in a buy or sell response. */
 export function operationOrder(o: OrderRow) {
-  return { orderId: o.id, bandId: o.bandId, side: o.side, price: orderPrice(o), size: fromMicros(o.requestedMicros), filled: fromMicros(o.filledMicros), status: o.status, reason: o.reason };
+  return { orderId: o.id, bandId: o.bandId, side: o.side, price: orderPrice(o), size: microsToUsd(o.requestedMicros), filled: microsToUsd(o.filledMicros), status: o.status, reason: o.reason };
 }
 
-export { ratio as microRatio };
