@@ -48,7 +48,7 @@ export function createRestBridge(router: object) {
         throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${ctx.path}; use ${allowed.join(' or ')}`);
       }
       const { route } = match;
-      ctx.logFields.route = `${route.method} ${REST_PREFIX}${route.template}`;
+      ctx.logFields.route = route.label;
       // Query and path parameters are text, converted to the schema's numbers and lists; a JSON body's members are typed already.
       const call = (input: Record<string, unknown>, isText: boolean): RestOutcome | Promise<RestOutcome> => {
         const rawInput = isText ? route.convert(withPathParams(input, match.params)) : withPathParams(input, match.params, route.convert);

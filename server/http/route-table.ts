@@ -18,6 +18,8 @@ export interface Route {
   method: HttpMethod;
   /** The documented template, e.g. `/keys/{id}` (relative to /api). */
   template: string;
+  /** `GET /api/keys/{id}`: the route's name in logs and metrics (built once, not per request). */
+  label: string;
   /** Dotted tRPC path, e.g. `keys.revoke`. */
   procedurePath: string;
   type: 'query' | 'mutation';
@@ -72,6 +74,7 @@ export class RouteTable {
       this.routes.push({
         method: meta.openapi.method,
         template,
+        label: `${meta.openapi.method} /api${template}`,
         procedurePath: path,
         type,
         meta,

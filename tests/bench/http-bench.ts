@@ -11,6 +11,7 @@
  *   BENCH_DATABASE_URL   admin connection (default postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_SECONDS        measured seconds per case (default 10); BENCH_CONNECTIONS (default 64)
  *   BENCH_ONLY           run only cases whose name contains this text
+ *   METRICS_ENABLED      passed to the server (false: without request metrics)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -115,6 +116,8 @@ function serverEnv(port: number): Record<string, string> {
     RATE_LIMIT_TRADE_BURST: '1000000',
     RATE_LIMIT_IP_RPS: '1000000',
     RATE_LIMIT_IP_BURST: '1000000',
+    // METRICS_ENABLED=false measures the server without request metrics (docs/metrics.md).
+    ...(process.env.METRICS_ENABLED ? { METRICS_ENABLED: process.env.METRICS_ENABLED } : {}),
   };
 }
 
