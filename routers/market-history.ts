@@ -51,7 +51,7 @@ export const marketHistoryRouter = router({
     })
     .input(
       optionalParams({
-        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (README "Event ids")', example: 'openai-ipo' }),
+        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (docs/decisions.md §6, "Event ids")', example: 'openai-ipo' }),
         interval: z.enum(['1m', '1h', '1d']).default('1h').meta({ description: '1m, 1h (default) or 1d; candles start on UTC boundaries', example: '1d' }),
         from: isoInstant({ description: 'Start of the range (the candle holding it is included): an ISO 8601 date or date-time; default to − limit × interval' })
           .meta({ example: '2026-10-01' })

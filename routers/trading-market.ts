@@ -107,7 +107,7 @@ export const tradingMarketRouter = router({
     })
     .input(
       optionalParams({
-        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (README "Event ids"); the answer\'s event.slug is our id', example: 'openai-ipo' }),
+        eventSlug: z.string().min(1).max(200).meta({ description: 'The event: our id, the venue\'s event slug or an alias (docs/decisions.md §6, "Event ids"); the answer\'s event.slug is our id', example: 'openai-ipo' }),
         floorL: floor('LONG floor for this quote, 0 to 1 (default 0.20)', DEFAULT_FLOORS.floorL),
         floorS: floor('SHORT floor for this quote, 0 to 1 (default 0.15)', DEFAULT_FLOORS.floorS),
       }),

@@ -4,7 +4,7 @@ import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
 
 /**
  * x-user-id: an identifier (IDENTIFIER, server/lib/identifiers.ts). An EVM address is checksummed so
- * that case variants name one user (decisions §1).
+ * that case variants name one user (docs/decisions.md §1).
  */
 export function normaliseUserId(raw: string | null): string {
   if (!raw) throw new ApiError('BAD_REQUEST', 'x-user-id: required header (a wallet address or account identifier)');

@@ -48,7 +48,7 @@ export const t = initTRPC
   .create({
     // Subscriptions (issue #19) send a ping while quiet, like the REST streams' heartbeat.
     sse: { ping: { enabled: true, intervalMs: 15_000 } },
-    // The same four public fields as REST, inside tRPC's error `data` (decisions §2). No stack traces.
+    // The same four public fields as REST, inside tRPC's error `data` (docs/decisions.md §2). No stack traces.
     errorFormatter({ error, ctx, path }) {
       const api = toPublicError(error, ctx?.requestId ?? requestIdOfError.get(error) ?? 'unknown');
       return trpcErrorShape(api, error.code, path);

@@ -4134,7 +4134,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The event: our id, the venue's event slug or an alias (README "Event ids"); the answer's event.slug is our id
+                 * @description The event: our id, the venue's event slug or an alias (docs/decisions.md §6, "Event ids"); the answer's event.slug is our id
                  * @example openai-ipo
                  */
                 eventSlug: string;
@@ -4363,7 +4363,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The event: our id, the venue's event slug or an alias (README "Event ids")
+                 * @description The event: our id, the venue's event slug or an alias (docs/decisions.md §6, "Event ids")
                  * @example openai-ipo
                  */
                 eventSlug: string;
