@@ -5,12 +5,12 @@
  * body, and the headers its access rule needs (openapi.ts). /docs shows them beside each operation.
  */
 import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, RequestBodyObject } from 'openapi3-ts/oas31';
+import { EXAMPLE_USER } from '../procedures/user-member.ts';
 import { parameterExample } from './openapi-examples.ts';
 import type { Route } from './route-table.ts';
 
 /** Where the samples call: the README's local server. */
 const ORIGIN = 'http://localhost:3000';
-const EXAMPLE_USER = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const EXAMPLE_ACCOUNT = 'acme';
 
 interface CodeSample {

@@ -4,6 +4,7 @@
  * the auth schemes and headers, our single error body, and the response headers. Built once at start.
  */
 import type { AnyTRPCRouter } from '@trpc/server';
+import { EXAMPLE_USER } from '../procedures/user-member.ts';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import type { HeaderObject, ParameterObject, SchemaObject } from 'openapi3-ts/oas31';
 import pkg from '../../package.json' with { type: 'json' };
@@ -165,7 +166,7 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
   operation.parameters = [
     // Path parameters are always required (the generator cannot tell for preprocessed schemas).
     ...(operation.parameters ?? []).map((p) => ('in' in p && p.in === 'path' ? { ...p, required: true } : p)),
-    ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')] : []),
+    ...(access === 'user' ? [headerParameter('x-user-id', true, 'Wallet address or account identifier of the trading user', EXAMPLE_USER)] : []),
     ...(access === 'dashboard'
       ? [headerParameter('x-account-id', true, route.meta.createsAccount ? 'The account this dashboard request manages (created by this request if it does not exist)' : 'The account this dashboard request manages (must exist: 404 otherwise)', 'acme')]
       : []),

@@ -10,12 +10,12 @@
  * On METRICS_PORT (a second listener, off by default): /metrics without a key, since whoever can
  * reach that address is trusted; it must only be reachable from a private network (docs/metrics.md).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { ApiError, errorResponse } from '../errors.ts';
 import { requestTarget } from '../http/request-target.ts';
 import { newId } from '../lib/ids.ts';
-import { digestOf, type Services } from '../services.ts';
+import type { Services } from '../services.ts';
 import type { RequestContext } from '../procedures/context.ts';
+import { isDashboardKey } from '../procedures/access.ts';
 import { authFailed, keyCheckOf, refuseBlockedClient } from '../procedures/key-gate.ts';
 import { scrape } from './index.ts';
 
@@ -26,20 +26,13 @@ function presentedKey(headers: Headers): string | null {
   return bearer || headers.get('x-api-key');
 }
 
-/** Compared with every configured key, in constant time, without stopping at the first match. */
-function isOperatorKey(services: Services, key: string): boolean {
-  const digest = digestOf(key);
-  let match = false;
-  for (const known of services.dashboardKeyDigests) match = timingSafeEqual(known, digest) || match;
-  return match;
-}
 
 /** GET /metrics on the service's port: the metrics for an operator key, else 401 (or 429 once an address keeps failing). */
 export async function metricsForOperator(ctx: RequestContext): Promise<Response> {
   const { services } = ctx;
   if (!services.metrics.enabled) throw new ApiError('NOT_FOUND', 'No route GET /metrics (METRICS_ENABLED=false)');
   const key = presentedKey(ctx.headers);
-  if (key && isOperatorKey(services, key)) return scrape(services.metrics);
+  if (key && isDashboardKey(services, key)) return scrape(services.metrics);
   const refusal = new ApiError('UNAUTHORIZED', '/metrics needs an operator key (one of DASHBOARD_KEYS) in Authorization: Bearer <key> or x-api-key');
   if (!key) throw refusal;
   await refuseBlockedClient(ctx);

@@ -16,7 +16,7 @@ import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
 import { whenReady } from '../lib/when-ready.ts';
-import { digestOf } from '../services.ts';
+import { digestOf, type Services } from '../services.ts';
 import type { KeyCheck, RequestContext } from './context.ts';
 import { inspectInput } from './input-inspection.ts';
 import { authenticate, authFailed, keyCheckOf, refuseBlockedClient } from './key-gate.ts';
@@ -30,11 +30,12 @@ function presentedKey(ctx: RequestContext): string | null {
   return ctx.headers.get('x-api-key') ?? ctx.query().get('apiKey');
 }
 
-export function isDashboardKey(ctx: RequestContext, key: string): boolean {
+/** A server-configured dashboard (operator) key; /metrics checks its keys with it too. */
+export function isDashboardKey(services: Pick<Services, 'dashboardKeyDigests'>, key: string): boolean {
   const digest = digestOf(key);
   let match = false;
   // Compare against every configured key, in constant time, without stopping at the first match.
-  for (const known of ctx.services.dashboardKeyDigests) match = timingSafeEqual(known, digest) || match;
+  for (const known of services.dashboardKeyDigests) match = timingSafeEqual(known, digest) || match;
   return match;
 }
 
@@ -93,7 +94,7 @@ async function admit(call: GateCall, rule: BilledRule): Promise<Admitted> {
 async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: string | undefined, known: boolean, check: KeyCheck): Promise<Admitted> {
   const { ctx, path } = call;
   if (!known) await refuseBlockedClient(ctx);
-  if (isDashboardKey(ctx, key)) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'A dashboard key cannot call this route; use an API key'));
+  if (isDashboardKey(ctx.services, key)) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'A dashboard key cannot call this route; use an API key'));
   if (keyHash === undefined) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'Invalid API key'));
   const db = ctx.services.database.db;
 
@@ -193,7 +194,7 @@ export const dashboard: Gate = async (call) => {
     return { ctx: { accountId: session.accountId } };
   }
   if (!key) throw new ApiError('UNAUTHORIZED', 'This route needs a dashboard key in x-api-key');
-  if (isDashboardKey(ctx, key)) {
+  if (isDashboardKey(ctx.services, key)) {
     if (header === null) throw new ApiError('UNAUTHORIZED', 'Send the dashboard key in the x-api-key header, never in the URL (?apiKey= is for API keys)');
   } else {
     await refuseBlockedClient(ctx);

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
 
-const EXAMPLE_USER = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+/** The trading user the document's examples and code samples use. */
+export const EXAMPLE_USER = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 
 export const userMemberShape = {
   // (The meta sits inside optional(): the OpenAPI generator documents an optional member by its inner schema.)
