@@ -17,8 +17,8 @@ export const EXPORT_PAGE_SIZE = 10_000;
 const MAX_OFFSET = 10_000_000;
 
 /** One CSV field: quoted (inner quotes doubled) when it holds a comma, a quote or a line break. */
-export function csvField(value: string | number): string {
-  const text = String(value);
+export function csvField(value: string | number | null): string {
+  const text = value === null ? '' : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

@@ -2,6 +2,8 @@
 import { getAddress } from 'viem';
 import { z } from 'zod';
 import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sessionToken } from '../server/auth/sessions.ts';
+import { clearedNonceCookie, nonceBinding, nonceCookie } from '../server/auth/nonce-cookie.ts';
+import { limitNonces, limitVerifications, limitWallet } from '../server/auth/sign-in-limits.ts';
 import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
 import { creditUnclaimedFor } from '../server/deposits/deposits.ts';
 import { router } from '../server/trpc/init.ts';
@@ -27,13 +29,15 @@ export const authRouter = router({
         tags: TAG,
         summary: 'A one-time nonce for an EIP-4361 sign-in message, and the fields the message must carry',
         description:
-          'Step 1 of a wallet sign-in: a nonce usable once, until expiresAt, and the domain, uri, chain id and version the EIP-4361 ("Sign-In with Ethereum") message must carry. Have the wallet sign a message with them, then send it to POST /api/auth/verify. Public and unbilled.',
+          'Step 1 of a wallet sign-in: a nonce usable once, until expiresAt, and the domain, uri, chain id and version the EIP-4361 ("Sign-In with Ethereum") message must carry. Have the wallet sign a message with them, then send it to POST /api/auth/verify with the `pipo_nonce` cookie this answer sets (HttpOnly, SameSite=Strict, Path /api/auth, or /trpc on the tRPC path): the nonce works only for the client that asked for it. Public and unbilled; limited per client IP (429 with Retry-After).',
       },
     })
     .input(noInput())
     .output(z.object({ nonce: z.string(), expiresAt: isoString(), domain: z.string(), uri: z.string(), chainId: z.number().int(), version: z.literal('1') }))
     .query(async ({ ctx }) => {
-      const { nonce, expiresAt } = await issueNonce(ctx.services.database.db);
+      await limitNonces(ctx);
+      const { nonce, binding, expiresAt } = await issueNonce(ctx.services.database.db, ctx.clientIp());
+      ctx.resHeaders['Set-Cookie'] = nonceCookie(ctx.services.config, ctx.transport, binding, expiresAt);
       const site = new URL(ctx.services.config.auth.publicUrl);
       return { nonce, expiresAt: iso(expiresAt), domain: site.host, uri: site.origin, chainId: ctx.services.config.auth.chainId, version: '1' as const };
     }),
@@ -46,7 +50,7 @@ export const authRouter = router({
         tags: TAG,
         summary: 'Verify a signed EIP-4361 message: the wallet\'s account (created on its first sign-in) and a session cookie',
         description:
-          'Step 2 of a wallet sign-in: checks the message (this service\'s domain, uri and chain id, an unused and unexpired nonce from GET /api/auth/nonce) and its signature, then answers the wallet\'s account, creating it on the first sign-in, and sets the `pipo_session` cookie. The cookie then works in place of a key on the routes that list the Session scheme. Deposits the wallet sent before it had an account are credited now. 401 when the sign-in is refused.',
+          'Step 2 of a wallet sign-in: checks the message (this service\'s scheme, domain, uri and chain id, an unused and unexpired nonce from GET /api/auth/nonce sent with the `pipo_nonce` cookie that answer set) and its signature, then answers the wallet\'s account, creating it on the first sign-in, sets the `pipo_session` cookie and clears `pipo_nonce`. The cookie then works in place of a key on the routes that list the Session scheme. An account keeps its newest SESSION_MAX_PER_ACCOUNT sessions (10 by default): a sign-in beyond revokes the oldest. Deposits the wallet sent before it had an account are credited now. 401 naming the reason when the sign-in is refused; 429 with Retry-After past the sign-ins allowed per client IP or per wallet.',
       },
     })
     .input(
@@ -73,11 +77,17 @@ export const authRouter = router({
     .output(z.object({ accountId: z.string(), address: z.string(), created: z.boolean().meta({ description: 'This sign-in created the account' }), expiresAt: isoString() }))
     .mutation(async ({ ctx, input }) => {
       const { config, database } = ctx.services;
-      const signedIn = await verifySignIn(database.db, { publicUrl: config.auth.publicUrl, chainId: config.auth.chainId, client: ctx.services.polygon }, { message: input.message, signature: input.signature as `0x${string}` });
+      await limitVerifications(ctx);
+      const signedIn = await verifySignIn(
+        database.db,
+        { publicUrl: config.auth.publicUrl, chainId: config.auth.chainId, client: ctx.services.polygon, admitWallet: (address) => limitWallet(ctx, address) },
+        { message: input.message, signature: input.signature as `0x${string}`, binding: nonceBinding(ctx.headers.get('cookie')) },
+      );
       // Deposits this wallet sent before it had an account are credited to it now (once).
       await creditUnclaimedFor(database.db, signedIn.address, signedIn.accountId);
       const session = await createSession(database.db, config, signedIn);
-      ctx.resHeaders['Set-Cookie'] = sessionCookie(config, session.token, session.expiresAt);
+      // Two cookies, a line each (http/response-headers.ts): the session, and the used nonce's binding cleared.
+      ctx.resHeaders['Set-Cookie'] = `${sessionCookie(config, session.token, session.expiresAt)}\n${clearedNonceCookie(config, ctx.transport)}`;
       return { accountId: signedIn.accountId, address: signedIn.address, created: signedIn.created, expiresAt: iso(session.expiresAt) };
     }),
 

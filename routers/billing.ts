@@ -17,7 +17,7 @@ export const billingRouter = router({
         tags: ['Account and billing'],
         summary: 'Usage, spend and balance of the calling account (all time, this request included)',
         description:
-          'The calling account\'s billed requests and their cost (all time, this request included), its prepaid balance, the price per request that applies to it, and its stablecoin deposits (credited and pending). With a signed-in session: that account, and reading it is not billed.',
+          'The calling account\'s billed requests and their cost (all time, this request included), its prepaid balance, the price per request that applies to it, and its stablecoin deposits (credited and pending). With a signed-in session: that account, billed like a key\'s call (its row has no key).',
       },
     })
     .input(noInput())

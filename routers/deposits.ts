@@ -4,6 +4,8 @@
  * credits transfers without a claim too (server/deposits/watcher.ts).
  */
 import { z } from 'zod';
+import { limitFailedClaims } from '../server/deposits/claim-limits.ts';
+import { claimReceipts } from '../server/deposits/claim-reads.ts';
 import { claimDeposit, listDeposits, type DepositView } from '../server/deposits/deposits.ts';
 import { ApiError } from '../server/errors.ts';
 import type { Services } from '../server/services.ts';
@@ -45,8 +47,8 @@ export const depositsRouter = router({
         tags: TAG,
         summary: 'Claim a stablecoin transfer to the deposit address: credited once its block is final (pending until then)',
         description:
-          'Credits the account with the stablecoin transfers of this transaction to the service\'s deposit address (GET /api/accounts/deposits shows it), without waiting for the watcher: pending until its block is final, then credited once (claiming again credits nothing more). 404 when deposits are not enabled on this server or the transaction is not mined.',
-        errorResponses: [404],
+          'Credits the account with the stablecoin transfers of this transaction to the service\'s deposit address (GET /api/accounts/deposits shows it), without waiting for the watcher: pending until its block is final, then credited once (claiming again credits nothing more). 404 when deposits are not enabled on this server or the transaction is not mined. Failed claims are limited per account and per client address (RATE_LIMIT_DEPOSIT_FAILURE_*): past the limit, 429 with Retry-After. 503 when the Polygon RPC does not answer.',
+        errorResponses: [404, 503],
       },
     })
     .input(
@@ -59,7 +61,13 @@ export const depositsRouter = router({
     )
     .output(z.object({ deposits: z.array(deposit) }))
     .mutation(async ({ ctx, input }) => {
-      const { deposits } = await claimDeposit(ctx.services.database.db, chainOf(ctx.services), ctx.services.config.deposits, { accountId: ctx.accountId, txHash: input.txHash });
+      const chain = chainOf(ctx.services);
+      const { config } = ctx.services;
+      // Bounded chain reads per claim source (issue #26): failed claims are limited per account and
+      // address, and receipts are read once per hash, unknown hashes not again for a while.
+      const { deposits } = await limitFailedClaims(ctx, ctx.accountId, () =>
+        claimDeposit(ctx.services.database.db, chain, config.deposits, { accountId: ctx.accountId, txHash: input.txHash }, { readReceipt: claimReceipts(chain, config.deposits.notFound) }),
+      );
       return { deposits: deposits.map(view) };
     }),
 

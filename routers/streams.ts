@@ -56,7 +56,7 @@ export const streamsRouter = router({
         tags: TAGS,
         summary: 'Live valuations of events (server-sent events)',
         description:
-          'With `Accept: text/event-stream`: a stream of server-sent events. On connect, the current /trading/valuation object of each event (or, with Last-Event-ID, of each event that changed since), then one message per market snapshot that changes an event, each with an `id:`; a `: ping` comment every STREAM_HEARTBEAT_MS (15 s). Public, unbilled; at most STREAM_MAX_PER_IP streams open per client address (an IPv6 client counts by its /64; 429), and at most 50,000 public streams per instance (503). Without that Accept: the same opening messages as JSON. See docs/streams.md.',
+          'With `Accept: text/event-stream`: a stream of server-sent events. On connect, the current /trading/valuation object of each event (or, with Last-Event-ID, of each event that changed since), then one message per market snapshot that changes an event, each with an `id:`; a `: ping` comment every STREAM_HEARTBEAT_MS (15 s). Public, unbilled; at most STREAM_MAX_PER_IP streams open per client address, account streams included (an IPv6 client counts by its /64; 429), and at most 50,000 public streams per instance (503). Without that Accept: the same opening messages as JSON. See docs/streams.md.',
         errorResponses: [404, 503],
       },
     })
@@ -78,7 +78,7 @@ export const streamsRouter = router({
         tags: TAGS,
         summary: 'The user\'s own order, position, settlement and balance events (server-sent events)',
         description:
-          'With `Accept: text/event-stream`: a stream of server-sent events — the events of this user and the account-wide ones (balance, deposits), each with an `id:`; a `ready` event carrying the resume id once caught up; `: ping` every STREAM_HEARTBEAT_MS. Resume with Last-Event-ID. Billed: one standard request to open, one more per full minute held (the stream ends with an `error` event when a charge is refused); at most STREAM_MAX_PER_KEY open per API key (429). Without that Accept: up to 500 events after lastEventId as JSON, and the id to resume from. See docs/streams.md.',
+          'With `Accept: text/event-stream`: a stream of server-sent events — the events of this user and the account-wide ones (balance, deposits), each with an `id:`; a `ready` event carrying the resume id once caught up; `: ping` every STREAM_HEARTBEAT_MS. Resume with Last-Event-ID. Billed, with a key or a session alike: one standard request to open, one more per full minute held (the stream ends with an `error` event when a charge is refused, or the session has ended); at most STREAM_MAX_PER_KEY open per API key or session, STREAM_MAX_PER_ACCOUNT per account (all its keys and sessions together) and STREAM_MAX_PER_IP per client address, public streams included (429). Without that Accept: up to 500 events after lastEventId as JSON, and the id to resume from. See docs/streams.md.',
         errorResponses: [503],
       },
     })

@@ -10,7 +10,7 @@ const usageRecord = z.object({
   id: z.string(),
   path: z.string(),
   method: z.string(),
-  keyId: z.string().meta({ description: 'The API key that made the request' }),
+  keyId: z.string().nullable().meta({ description: 'The API key that made the request; null for a call made with a signed-in session (billed like a key\'s call)' }),
   timestamp: isoString(),
   costUsd: z.number(),
   currency: z.string(),
@@ -38,7 +38,7 @@ export const usageRouter = router({
         tags: ['Account and billing'],
         summary: 'Billed requests of the calling account, newest first',
         description:
-          'Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset (total counts the whole filtered set). With a session: the signed-in account, and reading it is not billed.',
+          'Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset (total counts the whole filtered set). With a session: the signed-in account, billed like a key\'s call (its own row has keyId null).',
       },
     })
     .input(
@@ -84,7 +84,7 @@ export const usageRouter = router({
         bucket: z.enum(['hour', 'day']),
         buckets: z.array(z.object({ start: isoString(), requests: z.number().int(), costUsd: z.number() })),
         byPath: z.array(z.object({ path: z.string(), requests: z.number().int(), costUsd: z.number() })),
-        byKey: z.array(z.object({ keyId: z.string(), keyName: z.string().nullable(), requests: z.number().int(), costUsd: z.number() })),
+        byKey: z.array(z.object({ keyId: z.string().nullable().meta({ description: 'The API key; null for the calls made with a signed-in session' }), keyName: z.string().nullable(), requests: z.number().int(), costUsd: z.number() })),
         totals: z.object({ requests: z.number().int(), costUsd: z.number() }),
       }),
     )

@@ -1,6 +1,7 @@
 /**
  * Signs in to the service with a wallet, as a customer's script would (issue #17): asks for a nonce,
- * builds the EIP-4361 message the service expects, signs it with the wallet's key, and prints the
+ * builds the EIP-4361 message the service expects, signs it with the wallet's key, sends it back with
+ * the `pipo_nonce` cookie the nonce came with (a nonce works only for the client that asked), and prints the
  * session cookie (one line, `pipo_session=…`) to stdout for curl's `-b`. The key is read from
  * WALLET_PRIVATE_KEY and never sent anywhere: only the signature is.
  *
@@ -18,13 +19,20 @@ if (!key || !/^0x[0-9a-fA-F]{64}$/.test(key)) {
   process.exit(2);
 }
 const wallet = privateKeyToAccount(key as `0x${string}`);
-const nonce = await (await fetch(`${base}/api/auth/nonce`)).json();
+/** `name=value` of a cookie a response sets (the value to send back in a Cookie header). */
+const cookieSet = (res: Response, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))?.split(';')[0] ?? '';
+const issued = await fetch(`${base}/api/auth/nonce`);
+if (!issued.ok) {
+  console.error(`no nonce: ${issued.status} ${await issued.text()}`);
+  process.exit(1);
+}
+const nonce = await issued.json();
 const message = createSiweMessage({ address: wallet.address, chainId: nonce.chainId, domain: nonce.domain, nonce: nonce.nonce, uri: nonce.uri, version: '1', issuedAt: new Date(), statement: 'Sign in to Pre-IPO API' });
-const res = await fetch(`${base}/api/auth/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message, signature: await wallet.signMessage({ message }) }) });
+const res = await fetch(`${base}/api/auth/verify`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: cookieSet(issued, 'pipo_nonce') }, body: JSON.stringify({ message, signature: await wallet.signMessage({ message }) }) });
 if (!res.ok) {
   console.error(`sign-in refused: ${res.status} ${await res.text()}`);
   process.exit(1);
 }
 const body = await res.json();
 console.error(`signed in as ${body.address}, account ${body.accountId}${body.created ? ' (created)' : ''}`);
-console.log((res.headers.get('set-cookie') ?? '').split(';')[0]);
+console.log(cookieSet(res, 'pipo_session'));

@@ -108,6 +108,10 @@ const envSchema = z.object({
   TRUST_PROXY_HOPS: int(1, 1, 10),
   RATE_LIMIT_AUTH_FAILURE_RPS: rate(1),
   RATE_LIMIT_AUTH_FAILURE_BURST: int(20, 1, 1_000_000),
+  RATE_LIMIT_SIGN_IN_RPS: rate(0.2),
+  RATE_LIMIT_SIGN_IN_BURST: int(10, 1, 1_000_000),
+  RATE_LIMIT_DEPOSIT_FAILURE_RPS: rate(0.1),
+  RATE_LIMIT_DEPOSIT_FAILURE_BURST: int(10, 1, 1_000_000),
   REDIS_TIMEOUT_MS: int(50, 5, 10_000),
   DATABASE_START_TIMEOUT_MS: int(30_000, 0, 600_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -125,6 +129,7 @@ const envSchema = z.object({
   PUBLIC_URL: origin.optional(),
   SIWE_CHAIN_ID: int(137, 1, 2 ** 31 - 1),
   SESSION_TTL_HOURS: int(168, 1, 24 * 365),
+  SESSION_MAX_PER_ACCOUNT: int(10, 1, 1_000),
   DEPOSIT_ADDRESS: z
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte address')
@@ -136,6 +141,8 @@ const envSchema = z.object({
     .pipe(z.array(z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'each token must be a 0x-prefixed 20-byte address')).min(1)),
   DEPOSIT_MIN_USD: usdAmount('1', '1'),
   DEPOSIT_SCAN_INTERVAL_MS: int(15_000, 0, 86_400_000),
+  DEPOSIT_NOT_FOUND_TTL_MS: int(10_000, 0, 600_000),
+  DEPOSIT_NOT_FOUND_CACHE_SIZE: int(10_000, 1, 1_000_000),
   STRIPE_SECRET_KEY: z.string().max(300).optional(),
   STRIPE_API_BASE: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.stripe.com'),
   STRIPE_METER_EVENT_NAME: z.string().min(1).max(100).default('api_usage_micro_usd'),
@@ -157,9 +164,12 @@ const envSchema = z.object({
   CANDLE_MINUTE_RETENTION_DAYS: int(30, 1, 3650),
   STREAM_HEARTBEAT_MS: int(15_000, 1000, 600_000),
   STREAM_MAX_PER_KEY: int(5, 1, 10_000),
+  STREAM_MAX_PER_ACCOUNT: int(20, 1, 100_000),
   STREAM_MAX_PER_IP: int(20, 1, 100_000),
   WEBHOOK_INTERVAL_MS: int(1000, 0, 3_600_000),
   WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000),
+  WEBHOOK_SLOW_TIMEOUT_MS: int(3_000, 100, 120_000),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: int(2, 1, 1000),
   WEBHOOK_RETRY_HOURS: int(24, 1, 720),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean(false),
   BALANCE_LOW_USD: usdAmount('1', '1'),
@@ -194,8 +204,12 @@ export interface Config {
   billingSynchronousCommit: boolean;
   corsOrigins: string[];
   redisUrl?: string;
-  /** authFailure: failed authentications (unknown, revoked or malformed keys) per client IP. */
-  rateLimits: { key: RateRule; trade: RateRule; ip: RateRule; authFailure: RateRule };
+  /**
+   * authFailure: failed authentications (unknown, revoked or malformed keys) per client IP.
+   * signIn: wallet sign-ins — nonces per client IP, verifications per client IP and per wallet (server/auth/sign-in-limits.ts).
+   * depositFailure: failed deposit claims, per account and per client IP (server/deposits/claim-limits.ts).
+   */
+  rateLimits: { key: RateRule; trade: RateRule; ip: RateRule; authFailure: RateRule; depositFailure: RateRule; signIn: RateRule };
   trustProxy: boolean;
   /** How many proxies we run in front of the service: the client IP is the address the outermost one saw. */
   trustProxyHops: number;
@@ -218,9 +232,14 @@ export interface Config {
   /** How often the settlement worker finishes deferred and unpaid settlements; 0: never (events:sync and resolutions still do). */
   settlementIntervalMs: number;
   /** Wallet sign-in (issue #17): the service's own origin (the SIWE domain and URI), the chain id, session lifetime. */
-  auth: { publicUrl: string; chainId: number; sessionTtlMs: number };
-  /** Stablecoin deposits (issue #17); `address` unset: deposits are off. Tokens in lower case. */
-  deposits: { address?: string; tokens: string[]; minMicros: number; scanIntervalMs: number };
+  /** sessionMaxPerAccount: live sessions an account may hold; a sign-in beyond revokes the oldest. */
+  auth: { publicUrl: string; chainId: number; sessionTtlMs: number; sessionMaxPerAccount: number };
+  /**
+   * Stablecoin deposits (issue #17); `address` unset: deposits are off. Tokens in lower case.
+   * notFound: how long (ms, 0: never) and how many hashes the chain did not know a claim answers
+   * without reading again, per instance (server/deposits/claim-reads.ts).
+   */
+  deposits: { address?: string; tokens: string[]; minMicros: number; scanIntervalMs: number; notFound?: { ttlMs: number; maxEntries: number } };
   /** Metered usage export to Stripe (issue #17); `secretKey` unset: no export. */
   stripe: { secretKey?: string; apiBase: string; meterEventName: string; exportIntervalMs: number };
   paper: { seed: number; drift: number; startingBalanceMicros: number };
@@ -230,10 +249,16 @@ export interface Config {
    * streams (0: never, e.g. in tests that drive it by hand), and how long 1-minute candles are kept.
    */
   marketRecord: { intervalMs: number; oneMinuteRetentionDays: number };
-  /** Live streams (issue #19): heartbeat period, and how many one API key / one client address may hold open. */
-  streams: { heartbeatMs: number; maxPerKey: number; maxPerIp: number };
-  /** Signed webhooks (issue #19): worker period (0: off), one delivery's deadline, how long retries go on, SSRF guard. */
-  webhooks: { intervalMs: number; timeoutMs: number; retryHours: number; allowPrivateNetworks: boolean };
+  /**
+   * Live streams (issue #19, #26): heartbeat period; private streams one credential (key or session) and
+   * one account (all its credentials) may hold open; streams of any kind one client address may hold open.
+   */
+  streams: { heartbeatMs: number; maxPerKey: number; maxPerAccount: number; maxPerIp: number };
+  /**
+   * Signed webhooks (issue #19): worker period (0: off), one delivery's deadline, how long retries go on, SSRF guard;
+   * fairness (issue #26): the deadline of an endpoint that timed out twice in a row, attempts of one account in flight per instance.
+   */
+  webhooks: { intervalMs: number; timeoutMs: number; retryHours: number; allowPrivateNetworks: boolean; slowTimeoutMs: number; maxInFlightPerAccount: number };
   /** A prepaid balance under this (micro-USD) emits balance.low once per crossing. */
   balanceLowMicros: number;
   /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
@@ -282,6 +307,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       trade: { rps: e.RATE_LIMIT_TRADE_RPS, burst: e.RATE_LIMIT_TRADE_BURST },
       ip: { rps: e.RATE_LIMIT_IP_RPS, burst: e.RATE_LIMIT_IP_BURST },
       authFailure: { rps: e.RATE_LIMIT_AUTH_FAILURE_RPS, burst: e.RATE_LIMIT_AUTH_FAILURE_BURST },
+      signIn: { rps: e.RATE_LIMIT_SIGN_IN_RPS, burst: e.RATE_LIMIT_SIGN_IN_BURST },
+      depositFailure: { rps: e.RATE_LIMIT_DEPOSIT_FAILURE_RPS, burst: e.RATE_LIMIT_DEPOSIT_FAILURE_BURST },
     },
     trustProxy: e.TRUST_PROXY,
     trustProxyHops: e.TRUST_PROXY_HOPS,
@@ -299,14 +326,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       builder: e.POLYMARKET_BUILDER_API_KEY ? { apiKey: e.POLYMARKET_BUILDER_API_KEY, secret: e.POLYMARKET_BUILDER_SECRET!, passphrase: e.POLYMARKET_BUILDER_PASSPHRASE! } : undefined,
     },
     settlementIntervalMs: e.SETTLEMENT_INTERVAL_MS,
-    auth: { publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`, chainId: e.SIWE_CHAIN_ID, sessionTtlMs: e.SESSION_TTL_HOURS * 3_600_000 },
-    deposits: { address: e.DEPOSIT_ADDRESS?.toLowerCase(), tokens: e.DEPOSIT_TOKENS.map((t) => t.toLowerCase()), minMicros: e.DEPOSIT_MIN_USD, scanIntervalMs: e.DEPOSIT_SCAN_INTERVAL_MS },
+    auth: { publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`, chainId: e.SIWE_CHAIN_ID, sessionTtlMs: e.SESSION_TTL_HOURS * 3_600_000, sessionMaxPerAccount: e.SESSION_MAX_PER_ACCOUNT },
+    deposits: { address: e.DEPOSIT_ADDRESS?.toLowerCase(), tokens: e.DEPOSIT_TOKENS.map((t) => t.toLowerCase()), minMicros: e.DEPOSIT_MIN_USD, scanIntervalMs: e.DEPOSIT_SCAN_INTERVAL_MS,
+      notFound: { ttlMs: e.DEPOSIT_NOT_FOUND_TTL_MS, maxEntries: e.DEPOSIT_NOT_FOUND_CACHE_SIZE },
+    },
     stripe: { secretKey: e.STRIPE_SECRET_KEY, apiBase: e.STRIPE_API_BASE.replace(/\/$/, ''), meterEventName: e.STRIPE_METER_EVENT_NAME, exportIntervalMs: e.METER_EXPORT_INTERVAL_MS },
     paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
     marketRecord: { intervalMs: e.MARKET_RECORD_INTERVAL_MS, oneMinuteRetentionDays: e.CANDLE_MINUTE_RETENTION_DAYS },
-    streams: { heartbeatMs: e.STREAM_HEARTBEAT_MS, maxPerKey: e.STREAM_MAX_PER_KEY, maxPerIp: e.STREAM_MAX_PER_IP },
-    webhooks: { intervalMs: e.WEBHOOK_INTERVAL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS, retryHours: e.WEBHOOK_RETRY_HOURS, allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
+    streams: { heartbeatMs: e.STREAM_HEARTBEAT_MS, maxPerKey: e.STREAM_MAX_PER_KEY, maxPerAccount: e.STREAM_MAX_PER_ACCOUNT, maxPerIp: e.STREAM_MAX_PER_IP },
+    webhooks: { intervalMs: e.WEBHOOK_INTERVAL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS, retryHours: e.WEBHOOK_RETRY_HOURS, allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      slowTimeoutMs: e.WEBHOOK_SLOW_TIMEOUT_MS, maxInFlightPerAccount: e.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT },
     balanceLowMicros: e.BALANCE_LOW_USD,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT || undefined, host: e.METRICS_HOST },

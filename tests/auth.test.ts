@@ -43,7 +43,7 @@ describe('the message', () => {
     const wallet = newWallet();
     const message = await signInMessage(t, wallet);
     const res = await verify(t, message, await wallet.signMessage({ message }));
-    const cookie = res.headers.get('set-cookie')!;
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('pipo_session='))!;
     expect(cookie).toMatch(/^pipo_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
     const token = cookie.split(';')[0]!.split('=')[1]!;
     const rows = await t.database.db.select().from(authSessions);
@@ -55,7 +55,7 @@ describe('the message', () => {
       const w = newWallet();
       const m = await signInMessage(secure, w);
       const r = await verify(secure, m, await w.signMessage({ message: m }));
-      expect(r.headers.get('set-cookie')).toEndWith('; Secure');
+      expect(r.headers.getSetCookie().map((c) => c.split('; ').includes('Secure'))).toEqual([true, true]); // the session's, the nonce's cleared
     } finally {
       await secure.close();
     }
@@ -122,7 +122,7 @@ describe('the message', () => {
 });
 
 describe('the session', () => {
-  test('acts for its own account on the account routes, over /api and /trpc, unbilled; x-account-id cannot point it elsewhere', async () => {
+  test('acts for its own account on the account routes, over /api and /trpc, billed where a key is; x-account-id cannot point it elsewhere', async () => {
     const customer = await signIn(t);
     const other = await fundedAccount(t, { usd: 5 });
     // Keys: create, list, revoke — its own only.
@@ -136,12 +136,17 @@ describe('the session', () => {
     // The operator sees the key under the customer's account.
     const ops = await (await t.request('/api/keys', { headers: dashboardHeaders(DASHBOARD_KEY, customer.accountId) })).json();
     expect(ops.keys.map((k: any) => k.id)).toEqual([key.id]);
-    // Billing and usage with the session: the account's own, and nothing billed.
+    // Billing and usage with the session: the account's own, billed like a key's call (402 at $0).
+    const broke = await t.request('/api/billing', { headers: customer.headers });
+    expect(broke.status).toBe(402);
+    expect((await broke.json()).code).toBe('INSUFFICIENT_BALANCE');
+    await t.request('/api/accounts/credits', { method: 'POST', headers: { ...dashboardHeaders(DASHBOARD_KEY, customer.accountId), 'content-type': 'application/json' }, body: JSON.stringify({ amountUsd: 1, reference: `auth-${customer.accountId}` }) });
     const billing = await t.request('/api/billing', { headers: customer.headers });
     expect(billing.status).toBe(200);
-    expect(billing.headers.get('x-request-cost-usd')).toBeNull();
-    expect(await billing.json()).toMatchObject({ usageCount: 0, balanceUsd: 0 });
-    expect((await (await t.request('/api/usage', { headers: customer.headers })).json()).records).toEqual([]);
+    expect(billing.headers.get('x-request-cost-usd')).toBe('0.002');
+    expect(await billing.json()).toMatchObject({ usageCount: 1, balanceUsd: 0.998 });
+    const usage = await (await t.request('/api/usage', { headers: customer.headers })).json();
+    expect(usage.records.map((r: any) => [r.path, r.keyId])).toEqual([['/api/usage', null], ['/api/billing', null]]);
     // The typed client, with the cookie.
     const client = trpcClient(t, customer.headers);
     expect(await client.auth.session.query()).toMatchObject({ accountId: customer.accountId, address: customer.wallet.address, wallets: [customer.wallet.address] });

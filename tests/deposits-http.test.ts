@@ -51,8 +51,10 @@ describe('a customer deposits', () => {
     expect(early.status).toBe(200);
     expect((await early.json()).deposits).toEqual([expect.objectContaining({ txHash: txHash.toLowerCase(), from: expect.stringMatching(/^0x/i), amount: 25.500001, status: 'pending' })]);
     expect(await balanceOf(customer)).toBe(0);
-    const pendingBilling = await (await t.request('/api/billing', { headers: customer.headers })).json();
-    expect(pendingBilling).toMatchObject({ depositedUsd: 0, pendingDepositsUsd: 25.500001 });
+    // /api/billing is billed with a session as with a key: at $0 it is 402, while the deposits list (free) shows the pending one.
+    const pendingBilling = await t.request('/api/billing', { headers: customer.headers });
+    expect(pendingBilling.status).toBe(402);
+    expect((await (await t.request('/api/accounts/deposits', { headers: customer.headers })).json()).deposits).toEqual([expect.objectContaining({ status: 'pending', amount: 25.500001 })]);
 
     await mine(FINALITY + 1);
     const final = await (await claim(customer, txHash)).json();
@@ -62,7 +64,9 @@ describe('a customer deposits', () => {
     expect((await claim(customer, txHash)).status).toBe(200);
     await scanDeposits(t.database.db, t.services.depositChain!, t.services.config.deposits);
     expect(await balanceOf(customer)).toBe(25.500001);
-    expect(await (await t.request('/api/billing', { headers: customer.headers })).json()).toMatchObject({ depositedUsd: 25.500001, pendingDepositsUsd: 0, balanceUsd: 25.500001 });
+    const billing = await t.request('/api/billing', { headers: customer.headers });
+    expect(billing.headers.get('x-request-cost-usd')).toBe('0.002');
+    expect(await billing.json()).toMatchObject({ depositedUsd: 25.500001, pendingDepositsUsd: 0, balanceUsd: 25.498001 });
 
     const listed = await (await t.request('/api/accounts/deposits', { headers: customer.headers })).json();
     expect(listed).toMatchObject({ total: 1, depositAddress: DEPOSIT_ADDRESS, deposits: [{ txHash: txHash.toLowerCase(), status: 'credited' }] });

@@ -39,6 +39,20 @@ const transports = [
   { name: 'trpc', build: trpcRequest },
 ] as const;
 
+/** The same request with one input member no route declares (every input schema is strict). */
+function withUnknownMember(request: Request, transport: 'rest' | 'trpc'): Request {
+  const url = new URL(request.url);
+  if (transport === 'trpc' && request.method === 'GET') {
+    url.searchParams.set('input', JSON.stringify({ ...JSON.parse(url.searchParams.get('input') ?? '{}'), zzzUnknown: 1 }));
+    return new Request(url, { headers: request.headers });
+  }
+  if (request.method === 'GET' || request.method === 'DELETE') {
+    url.searchParams.set('zzzUnknown', '1');
+    return new Request(url, { method: request.method, headers: request.headers });
+  }
+  return new Request(url, { method: request.method, headers: request.headers, body: JSON.stringify({ zzzUnknown: 1 }) });
+}
+
 function expectShape(body: any, status: number, code: string) {
   expect(Object.keys(body).sort()).toEqual(['code', 'message', 'requestId', 'status']);
   expect(body).toMatchObject({ code, status });
@@ -157,12 +171,12 @@ describe('every route', () => {
 
       const changes = (route: Route) => !['GET', 'DELETE'].includes(route.method) || route.method === 'DELETE';
 
-      test('routes that take a session: the cookie alone authenticates, unbilled; a signed-out one is 401; a change without a trusted Origin is 403', async () => {
+      test('routes that take a session: the cookie alone authenticates; a signed-out one is 401; a change without a trusted Origin is 403', async () => {
         for (const route of t.app.routes.filter((r) => r.meta.session)) {
           const customer = await signIn(t); // a fresh session per route: one of them is logout
+          if (route.meta.billing) await fundedAccount(t, { accountId: customer.accountId });
           const ok = await t.app.handle(transport.build(route, customer.headers));
           expect(`${route.procedurePath} → ${[401, 403].includes(ok.status) ? ok.status : 'admitted'}`).toBe(`${route.procedurePath} → admitted`);
-          expect(ok.headers.get('x-request-cost-usd') ?? '0').toBe('0');
           const out = await t.app.handle(transport.build(route, signedOut.headers));
           expect(`${route.procedurePath} → ${out.status}`).toBe(`${route.procedurePath} → 401`);
           expectShape(await publicError(out, transport.name), 401, 'UNAUTHORIZED');
@@ -179,11 +193,46 @@ describe('every route', () => {
         }
       });
 
+      test('a session pays what a key of its account pays: the same status and X-Request-Cost-USD on every route that takes both; 402 with no balance', async () => {
+        const billedSessionRoutes = t.app.routes.filter((r) => r.meta.session && r.meta.billing);
+        expect(billedSessionRoutes.length).toBeGreaterThan(0);
+        for (const route of billedSessionRoutes) {
+          const broke = await signIn(t);
+          const refused = await t.app.handle(transport.build(route, { ...broke.headers, 'x-user-id': newUserId() }));
+          // Input errors come first (400); anything the route would answer, it answers only when paid.
+          expect(`${route.procedurePath} → ${refused.status}`).toMatch(new RegExp(`^${route.procedurePath.replace(/\./g, '\\.')} → (400|402)$`));
+          expect(refused.headers.get('x-request-cost-usd')).toBe('0');
+
+          const customer = await signIn(t);
+          const { apiKey } = await fundedAccount(t, { accountId: customer.accountId });
+          const userId = newUserId();
+          const byKey = await t.app.handle(transport.build(route, { 'x-api-key': apiKey, 'x-user-id': userId }));
+          const bySession = await t.app.handle(transport.build(route, { ...customer.headers, 'x-user-id': userId }));
+          expect(`${route.procedurePath} → ${bySession.status} ${bySession.headers.get('x-request-cost-usd')}`).toBe(`${route.procedurePath} → ${byKey.status} ${byKey.headers.get('x-request-cost-usd')}`);
+          if (byKey.status === 200) expect(Number(bySession.headers.get('x-request-cost-usd'))).toBeGreaterThan(0);
+        }
+      });
+
       test('a session opens nothing else: routes without it answer 401 to a cookie alone', async () => {
         for (const route of t.app.routes.filter((r) => r.meta.access !== 'public' && !r.meta.session)) {
           const res = await t.app.handle(transport.build(route, { ...customer.headers, 'x-user-id': newUserId(), 'x-account-id': customer.accountId }));
           expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 401`);
         }
+      });
+
+      test('input errors come before billing: a bad input with a zero balance is 400, not 402, on every billed route', async () => {
+        const broke = await fundedAccount(t, { usd: 0 });
+        const billedRoutes = t.app.routes.filter((r) => r.meta.billing);
+        expect(billedRoutes.length).toBeGreaterThan(0);
+        for (const route of billedRoutes) {
+          const request = transport.build(route, { ...broke.headers, 'x-user-id': newUserId() });
+          const res = await t.app.handle(withUnknownMember(request, transport.name));
+          expect(`${route.procedurePath} → ${res.status}`).toBe(`${route.procedurePath} → 400`);
+          expect(res.headers.get('x-request-cost-usd')).toBe('0');
+        }
+        // The example that was answered 402: a quote naming a side that does not exist.
+        const quote = await t.request('/api/trading/quote', { method: 'POST', headers: { ...broke.headers, 'x-user-id': newUserId(), 'content-type': 'application/json' }, body: JSON.stringify({ side: 'SIDEWAYS' }) });
+        expect(quote.status).toBe(400);
       });
 
       test('failed auth on a billed route charges nothing and says so', async () => {

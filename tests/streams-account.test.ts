@@ -3,7 +3,8 @@
  * database: refusals before the stream opens (400/401/402/429 in our shape), filtering by account and
  * trading user, resume by seq, the outbox ordering trap (two overlapping transactions committing out
  * of order; on PGlite, which has one connection, the same visibility order made by hand), billing
- * (one request to open, one per period held, the stream ended by a refused charge; sessions unbilled),
+ * (one request to open, one per period held, the stream ended by a refused charge; a session's stream
+ * billed the same way — more in streams-limits.test.ts),
  * the per-key limit across two instances, and the tRPC subscription streams.account. Holes in seq:
  * given up only when nothing can fill them any more (PostgreSQL: no transaction that could is open),
  * a transaction open past the grace still delivered, the last-resort give-up with its warning, and a
@@ -564,15 +565,26 @@ describe('billing and limits', () => {
     expect((await fetch(`${base}${PATH}`, { headers: { accept: 'text/event-stream', ...userHeaders(x, user) } })).status).toBe(402);
   });
 
-  test('a signed-in session opens the stream unbilled', async () => {
+  test("a signed-in session opens the stream; each period held is charged to the session's account", async () => {
     const customer = await signIn(t);
+    await fundedAccount(t, { accountId: customer.accountId, usd: 1 });
     const user = newUserId();
     const stream = await open({ cookie: customer.cookie, 'x-user-id': user });
-    expect(stream.response.headers.get('x-request-cost-usd')).toBeNull();
     await emit(customer.accountId, null, 'deposit.credited', { n: 1 });
-    await stream.until(() => stream.messages.length === 1, 'the account-wide event');
-    await streamsOf(t.services).chargeHeldStreams(); // a billing period, by hand: nothing to charge
-    expect(await usageRows(stream.response.headers.get('x-request-id')!)).toBe(0);
+    await stream.until(() => mine(stream).length === 1, 'the account-wide event');
+    const requestId = stream.response.headers.get('x-request-id')!;
+    // The balance and the stream's usage rows in one statement (the clock's periods may charge too).
+    const ledger = async () => {
+      const [row] = resultRows<{ balance: string; rows: string }>(await t.database.db.execute(sql`
+        select (select balance_micros from accounts where id = ${customer.accountId}) as balance,
+               (select count(*) from usage_records where request_id = ${requestId}) as rows`));
+      return { balance: Number(row!.balance), rows: Number(row!.rows) };
+    };
+    const before = await ledger();
+    await streamsOf(t.services).chargeHeldStreams(); // a billing period, by hand: one standard request
+    const after = await ledger();
+    expect(after.rows).toBeGreaterThan(before.rows);
+    expect(after.balance).toBe(before.balance - (after.rows - before.rows) * cost());
     await stream.close();
     // Browsers' EventSource sends no headers: userId in the query stands for x-user-id.
     const viaQuery = await open({ cookie: customer.cookie }, `${base}${PATH}?userId=${user}`);
@@ -588,7 +600,16 @@ describe('billing and limits', () => {
       const headers = userHeaders(x, newUserId());
       const here = await open(headers);
       const there = await open(headers, `http://127.0.0.1:${otherServer.port}${PATH}`);
-      const before = await balanceOf(x.accountId);
+      // The held streams' own periods (PERIOD_MS) may be charged meanwhile: counted by their usage rows,
+      // read in one statement with the balance (a refused open's row is deleted by its refund).
+      const heldIds = [here, there].map((s) => s.response.headers.get('x-request-id')!);
+      const ledger = async () => {
+        const [row] = resultRows<{ balance: string; periods: string }>(await t.database.db.execute(sql`
+          select (select balance_micros from accounts where id = ${x.accountId}) as balance,
+                 (select count(*) from usage_records where request_id in (${heldIds[0]!}, ${heldIds[1]!})) as periods`));
+        return Number(row!.balance) + Number(row!.periods) * cost();
+      };
+      const before = await ledger();
       for (const url of [`${base}${PATH}`, `http://127.0.0.1:${otherServer.port}${PATH}`]) {
         const refused = await fetch(url, { headers: { accept: 'text/event-stream', ...headers } });
         expect(refused.status).toBe(429);
@@ -596,7 +617,7 @@ describe('billing and limits', () => {
         expect(refused.headers.get('x-request-cost-usd')).toBe('0');
         expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
       }
-      expect(await balanceOf(x.accountId)).toBe(before); // refused opens are refunded
+      expect(await ledger()).toBe(before); // refused opens are refunded
       // Another key of the same account has its own slots; the JSON form holds none.
       const second = await fundedAccount(t, { accountId: x.accountId, usd: 0 });
       const third = await open({ ...headers, 'x-api-key': second.apiKey });

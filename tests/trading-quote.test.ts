@@ -147,7 +147,7 @@ describe('quote', () => {
 });
 
 describe('buy protection', () => {
-  test('maxAveragePrice: a plan above it is 422 naming the price reached, nothing sent; at it, the buy goes through', async () => {
+  test('maxAveragePrice: a plan above it is 422 naming the limit but not the price reached, free, nothing sent; at it, the buy goes through', async () => {
     const who = await trader(t);
     const event = openEvents[2]!.id;
     const { body: q } = await quote(who, { eventId: event, side: 'LONG', amount: 80 });
@@ -157,8 +157,12 @@ describe('buy protection', () => {
 
     const refused = await buy(t, who, { eventId: event, side: 'LONG', amount: 80, maxAveragePrice: reached - 0.000001 }, { 'idempotency-key': 'protected-1' });
     expect([refused.res.status, refused.body.code]).toEqual([422, 'ORDER_REJECTED']);
-    expect(refused.body.message).toContain(`reaches $${reached} per unit`);
+    // A refusal is free, so it names the limit, never the price reached (that is what a quote is billed for).
+    expect(refused.body.message).toMatch(/^maxAveragePrice: the plan's average price per unit at the current asks is above the \$[\d.]+ allowed; nothing was sent/);
+    expect(refused.body.message).not.toContain(String(reached));
+    expect(refused.body.message).not.toContain(String(q.totalCost));
     expect(refused.body.message).toContain('nothing was sent');
+    expect(refused.res.headers.get('x-request-cost-usd')).toBe('0');
     expect(await positionsOf(who)).toEqual([]);
     expect((await ledgerOf(t).fills(who)).size).toBe(0);
     expect(await ledgerOf(t).collateral(who)).toBe(before);

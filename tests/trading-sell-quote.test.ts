@@ -110,7 +110,7 @@ describe('sell quote', () => {
 });
 
 describe('a signed-in customer on the trading routes', () => {
-  test('reads and sells any user of its own account, unbilled; never another account\'s', async () => {
+  test('reads and sells any user of its own account, billed like a key; never another account\'s', async () => {
     const customer = await signIn(t);
     const account = await fundedAccount(t, { accountId: customer.accountId, usd: 1000 });
     const who = await trader(t, { account });
@@ -119,11 +119,12 @@ describe('a signed-in customer on the trading routes', () => {
 
     const listed = await api(t, session, 'GET', '/api/trading/positions?status=all');
     expect(listed.res.status).toBe(200);
-    expect(listed.res.headers.get('x-request-cost-usd') ?? '0').toBe('0');
+    expect(listed.res.headers.get('x-request-cost-usd')).toBe('0.002');
     expect(listed.body.positions.map((p: any) => p.id)).toEqual([positionId]);
 
     // Another customer naming the same user id sees nothing: users belong to accounts.
     const stranger = await signIn(t);
+    await fundedAccount(t, { accountId: stranger.accountId });
     const theirs = await api(t, { headers: { ...stranger.headers, 'x-user-id': who.userId } }, 'GET', '/api/trading/positions?status=all');
     expect(theirs.body.positions).toEqual([]);
     expect((await api(t, { headers: { ...stranger.headers, 'x-user-id': who.userId } }, 'POST', '/api/trading/sell/quote', { positionId })).res.status).toBe(404);
@@ -149,10 +150,12 @@ describe('a signed-in customer on the trading routes', () => {
     const again = await api(t, session, 'POST', '/api/trading/sell', { positionId, percentage: 100, minAveragePrice: q.body.averagePrice }, { 'idempotency-key': `dash-${positionId}` });
     expect(again.res.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.totalProceeds).toBe(sold.body.totalProceeds);
-    // Session calls cost nothing: between the key's two balance reads only the second read was billed.
+    // Session calls cost what a key's do: between the key's two balance reads, the quote, the sale,
+    // its replay and the second read were billed, each at the standard rate, to the session's account.
+    const charged = [q, sold, again].map((r) => Number(r.res.headers.get('x-request-cost-usd')));
+    expect(charged).toEqual([0.002, 0.002, 0.002]);
     const after = await balance();
-    expect(after.cost).toBeGreaterThan(0);
-    expect(before.balance - after.balance).toBeCloseTo(after.cost, 6);
+    expect(before.balance - after.balance).toBeCloseTo(charged.reduce((a, b) => a + b, 0) + after.cost, 6);
     await expectBooksAgree(t, who);
   });
 });

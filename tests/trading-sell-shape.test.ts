@@ -103,15 +103,19 @@ describe('partial sales keep the shape', () => {
 });
 
 describe('minAveragePrice', () => {
-  test('a plan below it is refused naming the price reached, nothing sent; at that price the sale runs', async () => {
+  test('a plan below it is refused without naming the price (free), nothing sent; at the quoted price the sale runs', async () => {
     const who = await trader(t);
     const bought = (await buy(t, who, { eventId: 'ledger-ipo', side: 'SHORT', amount: 100 })).body;
     const refused = await sell(t, who, { positionId: bought.positionId, percentage: 50, minAveragePrice: 0.99 });
     expect(refused.res.status).toBe(422);
     expect(refused.body.code).toBe('ORDER_REJECTED');
-    expect(refused.body.message).toMatch(/^minAveragePrice: the sale would fetch \$[\d.]+ per unit at the current bids, under the minimum \$0\.99; nothing was sent$/);
+    // A refusal is free, so it names the limit, not the price reached (a sale quote is billed for that).
+    expect(refused.body.message).toBe('minAveragePrice: the sale would fetch less per unit at the current bids than the minimum $0.99; nothing was sent (POST /api/trading/sell/quote prices it)');
+    expect(refused.res.headers.get('x-request-cost-usd')).toBe('0');
     expect(await sellOrders(who, bought.positionId)).toEqual([]);
-    const reached = Number(/fetch \$([\d.]+) per unit/.exec(refused.body.message)![1]);
+    const quoted = await api(t, who, 'POST', '/api/trading/sell/quote', { positionId: bought.positionId, percentage: 50 });
+    expect(quoted.res.headers.get('x-request-cost-usd')).toBe('0.002');
+    const reached = quoted.body.averagePrice as number;
     expect(reached).toBeGreaterThan(0);
     expect(reached).toBeLessThan(bought.averagePrice); // the bids are under the asks it was bought at
 
@@ -119,7 +123,7 @@ describe('minAveragePrice', () => {
     const ok = await sell(t, who, { positionId: bought.positionId, percentage: 50, minAveragePrice: reached });
     expect(ok.res.status).toBe(200);
     const sizeAfter = (await api(t, who, 'GET', '/api/trading/positions')).body.positions[0].size;
-    // Proceeds per unit sold are what the refusal named (unchanged books): the same price to the micro-USD.
+    // Proceeds per unit sold are what the quote named (unchanged books): the same price to the micro-USD.
     expect(Math.floor((micros(ok.body.totalProceeds) * 1e6) / micros(sizeBefore - sizeAfter)) / 1e6).toBeCloseTo(reached, 5);
     for (const bad of [-0.1, 1.5, '0.5']) {
       const r = await sell(t, who, { positionId: bought.positionId, percentage: 10, minAveragePrice: bad });

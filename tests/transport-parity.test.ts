@@ -8,6 +8,8 @@
  * are compared exactly, and the RPC path's bytes are tRPC's adapter's bytes.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createTRPCClient, httpBatchStreamLink } from '@trpc/client';
+import type { AppRouter } from '../routers/index.ts';
 import { appRouter } from '../routers/index.ts';
 import { toPublicError } from '../server/errors.ts';
 import type { Route } from '../server/http/route-table.ts';
@@ -189,5 +191,37 @@ describe('every route on /api, /trpc, tRPC\'s adapter and tRPC\'s caller', () =>
     expect(costs[3]).toBeGreaterThan(0);
     expect(Number(rpc.headers.get('x-request-cost-usd'))).toBeCloseTo(costs[3]!, 9);
     expect(rpc.headers.get('vary')).toContain('trpc-accept');
+  });
+
+  test('a streamed batch (trpc-accept: application/jsonl) states what its calls cost, refunds included, and the typed client reads it', async () => {
+    const input = encodeURIComponent(JSON.stringify({ 0: { id: 1 }, 1: { limit: 'lots' }, 2: { id: 2 } }));
+    const path = `/trpc/privateCompanies.byId,privateCompanies.list,privateCompanies.byId?batch=1&input=${input}`;
+    const billing = async () => (await (await t.app.handle(new Request(BASE + '/api/billing', { headers: account.headers }))).json()) as { usageCostUsd: number };
+    const before = await billing();
+    const res = await t.app.handle(new Request(BASE + path, { headers: { ...account.headers, 'trpc-accept': 'application/jsonl' } }));
+    const text = await res.text();
+    expect(text.split('\n').filter(Boolean).length).toBeGreaterThan(1); // jsonl framing, as tRPC streams it
+    const charged = Number(res.headers.get('x-request-cost-usd'));
+    expect(charged).toBeGreaterThan(0);
+    const after = await billing();
+    // Two premium reads were charged, the refused call refunded, and the /api/billing read itself.
+    expect(Math.round((after.usageCostUsd - before.usageCostUsd) * 1e6)).toBe(Math.round(charged * 1e6) + 2000);
+
+    // The typed client over httpBatchStreamLink gets both answers and the refusal.
+    let streamedCost: string | null = null;
+    const client = createTRPCClient<AppRouter>({
+      links: [httpBatchStreamLink({
+        url: `${BASE}/trpc`,
+        headers: () => account.headers,
+        fetch: async (url, init) => {
+          const answer = await t.app.handle(new Request(String(url), init as RequestInit));
+          streamedCost = answer.headers.get('x-request-cost-usd');
+          return answer;
+        },
+      })],
+    });
+    const [one, bad, two] = await Promise.allSettled([client.privateCompanies.byId.query({ id: 1 }), client.privateCompanies.list.query({ limit: 'lots' } as never), client.privateCompanies.byId.query({ id: 2 })]);
+    expect([one.status, bad.status, two.status]).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(Number(streamedCost)).toBe(charged);
   });
 });

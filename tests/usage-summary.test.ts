@@ -2,7 +2,7 @@
  * Usage by key, path and time (issue #18's usage page, over /api and /trpc): each record names its
  * key; /api/usage filters by key and path and pages with offset; /api/usage/summary sums requests and
  * cost per UTC hour or day, per path and per key — and its totals equal the records it summarises.
- * A signed-in customer reads their own, unbilled; another account's never.
+ * A signed-in customer reads their own, billed like a key; another account's never.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
@@ -75,16 +75,20 @@ test('the summary per day, path and key adds up to the records it covers', async
   expect(viaTrpc.totals).toEqual(body.totals);
 });
 
-test('bad summaries are 400; a session reads its own account only, unbilled', async () => {
+test('bad summaries are 400; a session reads its own account only, billed like a key', async () => {
   for (const query of ['bucket=week', 'bucket=hour', 'bucket=hour&from=2026-01-01&to=2026-11-21', 'from=2026-11-22&to=2026-11-20']) {
     const { status, body } = await get(`/api/usage/summary?${query}`);
     expect(`${query} → ${status}`).toBe(`${query} → 400`);
     expect(body.code).toBe('BAD_REQUEST');
   }
   const customer = await signIn(t);
+  await fundedAccount(t, { accountId: customer.accountId, usd: 1 });
   const mine = await t.request('/api/usage/summary', { headers: customer.headers });
   expect(mine.status).toBe(200);
-  expect(mine.headers.get('x-request-cost-usd')).toBeNull();
-  expect((await mine.json()).totals).toEqual({ requests: 0, costUsd: 0 });
+  expect(mine.headers.get('x-request-cost-usd')).toBe('0.002');
+  // Its own call is the one on the account: billed to it, under no key.
+  const summary = await mine.json();
+  expect(summary.totals).toEqual({ requests: 1, costUsd: 0.002 });
+  expect(summary.byKey).toEqual([{ keyId: null, keyName: null, requests: 1, costUsd: 0.002 }]);
   expect((await get(`/api/usage?keyId=${acct.apiKeyId}`, customer.headers)).body.total).toBe(0);
 });

@@ -343,6 +343,14 @@ function ByRoute({ summary, blocked }: { summary: SummaryQuery; blocked: string 
   );
 }
 
+/** Calls made with the signed-in session carry no key (they are billed like a key's call). */
+export const SESSION_LABEL = 'Signed-in session';
+
+function keyLabel(keyId: string | null, name: string | undefined, keyNames: Map<string, string>) {
+  if (keyId === null) return SESSION_LABEL;
+  return name ?? keyNames.get(keyId) ?? <code className="break">{keyId}</code>;
+}
+
 function ByKey({ summary, keyNames, blocked }: { summary: SummaryQuery; keyNames: Map<string, string>; blocked: string | null }) {
   const ids = useId();
   const rows = summary.data?.byKey ?? [];
@@ -364,9 +372,9 @@ function ByKey({ summary, keyNames, blocked }: { summary: SummaryQuery; keyNames
           </thead>
           <tbody>
             {rows.map((r) => (
-              <tr key={r.keyId}>
+              <tr key={r.keyId ?? SESSION_LABEL}>
                 <th scope="row" data-label="Key">
-                  {r.keyName ?? keyNames.get(r.keyId) ?? <code className="break">{r.keyId}</code>}
+                  {keyLabel(r.keyId, r.keyName ?? undefined, keyNames)}
                 </th>
                 <td data-label="Requests" className="num">
                   {formatCount(r.requests)}
@@ -456,7 +464,7 @@ function Records({
                   <td data-label="Route">
                     <code className="break">{r.path}</code>
                   </td>
-                  <td data-label="Key">{keyNames.get(r.keyId) ?? <code className="break">{r.keyId}</code>}</td>
+                  <td data-label="Key">{keyLabel(r.keyId, undefined, keyNames)}</td>
                   <td data-label="Cost" className="num">
                     {formatUsd(r.costUsd)}
                   </td>

@@ -90,7 +90,8 @@ export const usageRecords = pgTable(
   {
     id: text('id').primaryKey(),
     accountId: text('account_id').notNull(),
-    apiKeyId: text('api_key_id').notNull(),
+    /** The key that made the request; null for a signed-in customer's session (billed like a key: docs/decisions.md §4). */
+    apiKeyId: text('api_key_id'),
     method: text('method').notNull(),
     path: text('path').notNull(),
     costMicros: micros('cost_micros').notNull(),

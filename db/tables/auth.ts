@@ -21,6 +21,10 @@ export const accountWallets = pgTable(
 export const authNonces = pgTable('auth_nonces', {
   nonce: text('nonce').primaryKey(),
   expiresAt: at('expires_at').notNull(),
+  /** SHA-256 hex of the client binding (a cookie set with the nonce); only that client can use the nonce. */
+  bindingHash: text('binding_hash'),
+  /** The client address that asked for it (limits per address; never a secret). */
+  clientIp: text('client_ip'),
 });
 
 export const authSessions = pgTable(
@@ -35,5 +39,5 @@ export const authSessions = pgTable(
     expiresAt: at('expires_at').notNull(),
     revokedAt: at('revoked_at'),
   },
-  (t) => [index('auth_sessions_account_idx').on(t.accountId)],
+  (t) => [index('auth_sessions_account_idx').on(t.accountId), index('auth_sessions_account_live_idx').on(t.accountId, t.createdAt)],
 );

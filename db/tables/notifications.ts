@@ -119,5 +119,9 @@ export const streamLeases = pgTable(
     /** Renewed by its instance; a lease past this time is a stream that died with its process. */
     expiresAt: at('expires_at').notNull(),
   },
-  (t) => [index('stream_leases_key_idx').on(t.keyHash, t.expiresAt), index('stream_leases_ip_idx').on(t.clientIp, t.expiresAt)],
+  (t) => [
+    index('stream_leases_key_idx').on(t.keyHash, t.expiresAt),
+    index('stream_leases_ip_idx').on(t.clientIp, t.expiresAt),
+    index('stream_leases_account_idx').on(t.accountId, t.expiresAt),
+  ],
 );

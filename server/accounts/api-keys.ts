@@ -103,7 +103,8 @@ export async function revokeApiKey(db: Db, input: { accountId: string; keyId: st
 }
 
 export interface KeyPrincipal {
-  apiKeyId: string;
+  /** The key that made the request; null for a signed-in customer's session (billed like a key, docs/decisions.md §4). */
+  apiKeyId: string | null;
   accountId: string;
   /** The account's own standard rate, or null for the server default. */
   costPerRequestMicros: number | null;

@@ -15,7 +15,7 @@
  * embedded PGlite always waits (it dies with us).
  * Everything else (credits, keys, trades) always commits synchronously.
  */
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql, resultRows } from '../../db/prepared.ts';
 import { accounts } from '../../db/schema.ts';
@@ -46,9 +46,15 @@ export interface Charge {
   costMicros: number;
 }
 
-export interface BilledRequest {
-  /** SHA-256 hex of the presented API key. */
-  keyHash: string;
+/**
+ * Who pays: an API key (by the SHA-256 of the key), or a signed-in customer's live session (by the
+ * SHA-256 of its cookie token). A session's call is billed to its account exactly like a key's —
+ * same price, balance, monthly cap and usage row (with no key) — so a cookie is never a free key
+ * (docs/decisions.md §4). Only keys carry spend caps.
+ */
+export type Payer = { keyHash: string; sessionHash?: undefined } | { sessionHash: string; keyHash?: undefined };
+
+export type BilledRequest = Payer & {
   tier: PriceTier;
   /** The server's standard rate, for accounts without their own. */
   defaultCostMicros: number;
@@ -59,7 +65,7 @@ export interface BilledRequest {
   synchronousCommit: boolean;
   /** The id the usage row gets (chosen by the caller, so it can refund a charge whose answer was lost). */
   usageId: string;
-}
+};
 
 export interface Admission {
   principal: KeyPrincipal;
@@ -67,7 +73,7 @@ export interface Admission {
 }
 
 interface AdmissionRow {
-  apiKeyId: string;
+  apiKeyId: string | null;
   accountId: string;
   revoked: boolean;
   stale: boolean;
@@ -91,34 +97,28 @@ const DAY = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM-DD')`);
 const spentThisMonth = sql.raw(`(case when a.metered_month is distinct from to_char(now() at time zone 'UTC', 'YYYY-MM') then 0 else a.metered_spent_micros end)`);
 
 /**
- * The whole admission of a billed request in ONE database round trip: find the key (by hash, with
- * its account's rate and plan), and unless it is revoked, debit the cost — from the balance `WHERE
- * balance >= cost`, or for a metered account from its monthly allowance — and insert the usage row
- * from the debited row. The conditions sit in the account row's UPDATE, so they are re-checked on the
- * row's latest version after its lock: concurrent requests never overdraw either. Keys are never
- * cached, so a revocation holds on the very next request on every instance.
- *
- * A key with a spend cap takes a second path (admitCappedKey): its own row is locked first, then the
- * same account debit runs, in one transaction — exact under concurrency, one more round trip, for
- * the keys that chose a cap only.
- *
- * Throws UNAUTHORIZED (unknown or revoked key) or INSUFFICIENT_BALANCE; `onAccount` hears the key's
- * account before a refusal for want of balance (the request log names it).
+ * The payer's row source of the admission statement: the key (with its account's rate and plan), or
+ * a live session (unexpired, not signed out) of the account. Either way one row or none; the same
+ * debit and usage insert follow. A session row is never "revoked": a dead session finds no row (401).
  */
-export async function admitBilledRequest(db: Db, request: BilledRequest, onAccount: (accountId: string) => void = () => {}): Promise<Admission> {
-  const statement = preparedSql<AdmissionRow>(
-    db,
-    'admit_billed_request',
-    sql`
-      with key as (
-        select k.id as api_key_id, k.account_id, k.revoked_at is not null as revoked,
-               (k.last_used_at is null or k.last_used_at < now() - make_interval(secs => ${sql.placeholder('staleSeconds')}::int)) as stale,
-               a.cost_per_request_micros as rate, a.billing_plan = 'metered' as metered, a.monthly_cap_micros as monthly_cap,
-               k.spend_cap_micros as key_cap, k.cap_period,
-               coalesce(a.cost_per_request_micros, ${sql.placeholder('defaultCost')}::bigint) * ${sql.placeholder('multiplier')}::bigint as cost
-          from api_keys k join accounts a on a.id = k.account_id
-         where k.key_hash = ${sql.placeholder('keyHash')}::text
-      ), debit as (
+const ACCOUNT_TERMS = sql.raw(`a.cost_per_request_micros as rate, a.billing_plan = 'metered' as metered, a.monthly_cap_micros as monthly_cap`);
+const KEY_PAYER = sql`
+  select k.id as api_key_id, k.account_id, k.revoked_at is not null as revoked,
+         (k.last_used_at is null or k.last_used_at < now() - make_interval(secs => ${sql.placeholder('staleSeconds')}::int)) as stale,
+         ${ACCOUNT_TERMS}, k.spend_cap_micros as key_cap, k.cap_period,
+         coalesce(a.cost_per_request_micros, ${sql.placeholder('defaultCost')}::bigint) * ${sql.placeholder('multiplier')}::bigint as cost
+    from api_keys k join accounts a on a.id = k.account_id
+   where k.key_hash = ${sql.placeholder('payer')}::text`;
+const SESSION_PAYER = sql`
+  select null::text as api_key_id, s.account_id, false as revoked, false as stale,
+         ${ACCOUNT_TERMS}, null::bigint as key_cap, null::text as cap_period,
+         coalesce(a.cost_per_request_micros, ${sql.placeholder('defaultCost')}::bigint) * ${sql.placeholder('multiplier')}::bigint as cost
+    from auth_sessions s join accounts a on a.id = s.account_id
+   where s.token_hash = ${sql.placeholder('payer')}::text and s.revoked_at is null and s.expires_at > now()`;
+
+function admissionSql(payer: SQL) {
+  return sql`
+      with key as (${payer}), debit as (
         update accounts a
            set balance_micros = case when a.billing_plan = 'metered' then a.balance_micros else a.balance_micros - key.cost end,
                metered_month = case when a.billing_plan = 'metered' then ${MONTH} else a.metered_month end,
@@ -144,11 +144,30 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
       select key.api_key_id as "apiKeyId", key.account_id as "accountId", key.revoked, key.stale,
              key.cost as "costMicros", key.rate, exists (select 1 from usage) as charged, key.metered,
              key.monthly_cap as "monthlyCap", key.key_cap as "keyCap", key.cap_period as "capPeriod", commit_mode.mode
-        from key, commit_mode`,
-  );
+        from key, commit_mode`;
+}
+
+/**
+ * The whole admission of a billed request in ONE database round trip: find the key (by hash, with
+ * its account's rate and plan), and unless it is revoked, debit the cost — from the balance `WHERE
+ * balance >= cost`, or for a metered account from its monthly allowance — and insert the usage row
+ * from the debited row. The conditions sit in the account row's UPDATE, so they are re-checked on the
+ * row's latest version after its lock: concurrent requests never overdraw either. Keys are never
+ * cached, so a revocation holds on the very next request on every instance.
+ *
+ * A key with a spend cap takes a second path (admitCappedKey): its own row is locked first, then the
+ * same account debit runs, in one transaction — exact under concurrency, one more round trip, for
+ * the keys that chose a cap only.
+ *
+ * Throws UNAUTHORIZED (unknown or revoked key) or INSUFFICIENT_BALANCE; `onAccount` hears the key's
+ * account before a refusal for want of balance (the request log names it).
+ */
+export async function admitBilledRequest(db: Db, request: BilledRequest, onAccount: (accountId: string) => void = () => {}): Promise<Admission> {
+  const bySession = request.sessionHash !== undefined;
+  const statement = preparedSql<AdmissionRow>(db, bySession ? 'admit_session_request' : 'admit_billed_request', admissionSql(bySession ? SESSION_PAYER : KEY_PAYER));
   const { usageId } = request;
   const [row] = await statement.execute({
-    keyHash: request.keyHash,
+    payer: request.sessionHash ?? request.keyHash,
     defaultCost: request.defaultCostMicros,
     multiplier: request.tier === 'premium' ? PREMIUM_MULTIPLIER : 1,
     staleSeconds: LAST_USED_RESOLUTION_MS / 1000,
@@ -161,14 +180,15 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
   const metrics = billingMetricsOf(db);
   if (!row || row.revoked) {
     metrics?.refusal('unauthorized');
+    if (bySession) throw new ApiError('UNAUTHORIZED', 'Session expired or signed out: sign in again (GET /api/auth/nonce, POST /api/auth/verify)');
     throw new ApiError('UNAUTHORIZED', row ? 'API key has been revoked' : 'Invalid API key');
   }
   onAccount(row.accountId);
   // lastUsed is written at most once per resolution, outside the hot statement (it locks the key row).
-  if (row.stale) await touchApiKey(db, row.apiKeyId);
+  if (row.stale && row.apiKeyId !== null) await touchApiKey(db, row.apiKeyId);
   const costMicros = Number(row.costMicros);
   const principal = { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.rate === null ? null : Number(row.rate) };
-  if (row.keyCap !== null) return admitCappedKey(db, request, { principal, costMicros, keyCap: Number(row.keyCap), capPeriod: row.capPeriod ?? 'month' });
+  if (row.keyCap !== null && row.apiKeyId !== null) return admitCappedKey(db, request, { principal: { ...principal, apiKeyId: row.apiKeyId }, costMicros, keyCap: Number(row.keyCap), capPeriod: row.capPeriod ?? 'month' });
   if (!row.charged) {
     metrics?.refusal(row.metered ? 'monthly_cap' : 'insufficient_balance');
     throw refusalFor(row.metered, row.monthlyCap);
@@ -189,7 +209,7 @@ function refusalFor(metered: boolean, monthlyCap: string | number | bigint | nul
  * spend is raised. The key row's lock serialises that key's requests, the account's conditional
  * update still guards the balance, and nothing is written when either refuses.
  */
-async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: KeyPrincipal; costMicros: number; keyCap: number; capPeriod: 'day' | 'month' }): Promise<Admission> {
+async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: KeyPrincipal & { apiKeyId: string }; costMicros: number; keyCap: number; capPeriod: 'day' | 'month' }): Promise<Admission> {
   const { principal, costMicros } = key;
   const window = key.capPeriod === 'day' ? DAY : MONTH;
   const metrics = billingMetricsOf(db);

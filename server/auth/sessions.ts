@@ -1,11 +1,12 @@
 /**
  * Browser sessions after a wallet sign-in (issue #17): an opaque random token in an HttpOnly,
  * SameSite=Lax cookie (Secure unless the service runs on http://localhost), stored only as its
- * SHA-256, expiring after SESSION_TTL_HOURS, revoked by logout. A session acts for its own account
- * only and is never billed. Requests that change state with a session must come from the service's
+ * SHA-256, expiring after SESSION_TTL_HOURS, revoked by logout or by the account's newer sign-ins
+ * beyond SESSION_MAX_PER_ACCOUNT (oldest first). A session acts for its own account
+ * only; on a billed route its calls are billed to that account like a key's (procedures/access.ts). Requests that change state with a session must come from the service's
  * own origin or one of CORS_ORIGINS (the Origin header): a cookie alone is not a reason to act (CSRF).
  */
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { authSessions } from '../../db/schema.ts';
 import type { Config } from '../config.ts';
@@ -19,12 +20,32 @@ export interface Session {
   expiresAt: Date;
 }
 
-const digest = (token: string) => new Bun.CryptoHasher('sha256').update(token).digest('hex');
+/** How a session token is stored (and how billing finds the session a request pays with). */
+export const sessionTokenHash = (token: string) => new Bun.CryptoHasher('sha256').update(token).digest('hex');
+const digest = sessionTokenHash;
 
+/** 256 random bits, base64url (43 characters): a session token, or a nonce's binding (auth/nonce-cookie.ts). */
+export const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
+
+/**
+ * A new session; the account keeps at most SESSION_MAX_PER_ACCOUNT live ones, so beyond that its
+ * oldest are revoked in the same transaction. The account's sign-ins take turns (an advisory lock
+ * per account): two at once each see the other's session, so the cap holds exactly under
+ * concurrency. The new session is never among those revoked, and its created_at is the time it
+ * took its turn (clock_timestamp, not the transaction's start), so "oldest" is the order they came in.
+ */
 export async function createSession(db: Db, config: Config, who: { accountId: string; address: string }): Promise<{ token: string; expiresAt: Date }> {
-  const token = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
+  const token = randomToken();
+  const tokenHash = digest(token);
   const expiresAt = new Date(Date.now() + config.auth.sessionTtlMs);
-  await db.insert(authSessions).values({ tokenHash: digest(token), accountId: who.accountId, address: who.address.toLowerCase(), expiresAt });
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`sessions:${who.accountId}`}, 0))`);
+    await tx.insert(authSessions).values({ tokenHash, accountId: who.accountId, address: who.address.toLowerCase(), createdAt: sql`clock_timestamp()`, expiresAt });
+    const live = and(eq(authSessions.accountId, who.accountId), isNull(authSessions.revokedAt), gt(authSessions.expiresAt, sql`now()`), ne(authSessions.tokenHash, tokenHash));
+    const keep = config.auth.sessionMaxPerAccount - 1; // the others kept beside the new one
+    const beyond = tx.select({ tokenHash: authSessions.tokenHash }).from(authSessions).where(live).orderBy(desc(authSessions.createdAt), desc(authSessions.tokenHash)).offset(keep);
+    await tx.update(authSessions).set({ revokedAt: sql`now()` }).where(inArray(authSessions.tokenHash, beyond));
+  });
   return { token, expiresAt };
 }
 
@@ -42,17 +63,21 @@ export async function revokeSession(db: Db, token: string): Promise<void> {
   await db.update(authSessions).set({ revokedAt: sql`now()` }).where(and(eq(authSessions.tokenHash, digest(token)), isNull(authSessions.revokedAt)));
 }
 
-/** The session token in a Cookie header, if any. */
-export function sessionToken(cookieHeader: string | null): string | null {
+/** A cookie's value in a Cookie header, if any. */
+export function cookieValue(cookieHeader: string | null, cookie: string): string | null {
   if (!cookieHeader) return null;
   for (const part of cookieHeader.split(';')) {
     const [name, ...value] = part.trim().split('=');
-    if (name === SESSION_COOKIE) return value.join('=') || null;
+    if (name === cookie) return value.join('=') || null;
   }
   return null;
 }
 
-const insecureLocal = (publicUrl: string) => /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(publicUrl);
+/** The session token in a Cookie header, if any. */
+export const sessionToken = (cookieHeader: string | null) => cookieValue(cookieHeader, SESSION_COOKIE);
+
+/** Cookies are Secure unless the service itself runs on plain http on this machine (development, tests). */
+export const insecureLocal = (publicUrl: string) => /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(publicUrl);
 
 export function sessionCookie(config: Config, token: string, expiresAt: Date): string {
   const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));

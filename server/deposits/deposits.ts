@@ -15,6 +15,7 @@ import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { formatUsd } from '../lib/money.ts';
 import { ChainUnavailable, type DepositChain, type DepositReceipt } from './chain.ts';
+import type { ReadReceipt } from './claim-reads.ts';
 import { creditDeposit, depositsOfTransaction, markDropped, markUnclaimed, ownedUnclaimed, pendingRowsOf, recordDeposit, type DepositView } from './store.ts';
 import { classifyTransfers, type DepositRules } from './verify.ts';
 
@@ -101,23 +102,32 @@ export async function settleTransaction(
 /**
  * A customer's claim of a transfer they sent (`txHash`). Answers the claimed deposits (credited, or
  * pending until the block is final); refuses with BAD_REQUEST / NOT_FOUND what cannot be credited to
- * this account. Repeating a claim changes nothing.
+ * this account. Repeating a claim changes nothing. `readReceipt` replaces the direct receipt read
+ * (the HTTP route passes claim-reads.ts's guard: one read per hash, unknown hashes remembered).
  */
-export async function claimDeposit(db: Db, chain: DepositChain, config: DepositConfig, input: { accountId: string; txHash: string }): Promise<{ deposits: DepositView[] }> {
+export async function claimDeposit(
+  db: Db,
+  chain: DepositChain,
+  config: DepositConfig,
+  input: { accountId: string; txHash: string },
+  options: { readReceipt?: ReadReceipt } = {},
+): Promise<{ deposits: DepositView[] }> {
   const rules = depositRules(config);
   if (!rules) throw new ApiError('NOT_FOUND', 'Deposits are not enabled on this server');
   if (!TX_HASH.test(input.txHash)) throw new ApiError('BAD_REQUEST', 'txHash: expected 0x followed by 64 hexadecimal digits');
   const txHash = input.txHash.toLowerCase();
   await requireAccount(db, input.accountId);
   const chainId = await onChain(chain.chainId());
-  // Finalized height first: a receipt read after it at or below that height is from a final block.
-  const finalized = await onChain(chain.finalizedBlock());
-  const receipt = await onChain(chain.receipt(txHash as `0x${string}`));
-  if (!receipt) throw new ApiError('NOT_FOUND', `No mined transaction ${txHash} on chain ${chainId}; check the hash, or claim again once it is mined`);
+  // The receipt first, so an unknown hash costs one read, not two. Reading the finalized height after
+  // it is as safe as before: isFinal still requires the receipt's block hash to be the canonical one
+  // at its height, read after the finalized height (so from a block that was final by then).
+  const receipt = await onChain((options.readReceipt ?? ((hash) => chain.receipt(hash)))(txHash as `0x${string}`));
+  if (!receipt) throw new ApiError('NOT_FOUND', `No mined transaction ${txHash} on chain ${chainId}; check the hash, or claim again once it is mined (an unknown hash is looked up again after DEPOSIT_NOT_FOUND_TTL_MS, 10 s by default)`);
   if (receipt.status !== 'success') throw new ApiError('BAD_REQUEST', `Transaction ${txHash} reverted: it transferred nothing`);
 
   const verdict = classifyTransfers(receipt.logs, rules);
   if (!verdict.deposits.length) throw new ApiError('BAD_REQUEST', whyNotADeposit(txHash, rules, verdict));
+  const finalized = await onChain(chain.finalizedBlock());
 
   const senders = [...new Set(verdict.deposits.map((d) => d.from))];
   const owners = new Map(

@@ -18,7 +18,12 @@ type SetHeader = (name: string, value: string) => void;
 export function writeResponseHeaders(source: HeaderSource, status: number, alreadyHasRetryAfter: boolean, set: SetHeader) {
   set('X-Request-Id', source.requestId);
   const added = source.ctx?.resHeaders;
-  for (const name in added) set(name, added[name]!);
+  for (const name in added) {
+    // Several cookies share the one Set-Cookie entry, a line each (a header value never holds a
+    // newline): each becomes a Set-Cookie header of its own (e.g. sign-in: the session, the nonce's cleared).
+    if (name === 'Set-Cookie') for (const cookie of added[name]!.split('\n')) set(name, cookie);
+    else set(name, added[name]!);
+  }
   if (source.ctx?.billing.billable) set('X-Request-Cost-USD', formatUsd(source.ctx.billing.chargedMicros));
   // Conflicts and unavailable dependencies are worth retrying: say when, unless a middleware already did.
   if ((status === 409 || status === 503) && !alreadyHasRetryAfter && added?.['Retry-After'] === undefined) set('Retry-After', '1');
@@ -42,7 +47,9 @@ export function withResponseHeaders(response: Response, source: HeaderSource): R
     headers = new Headers(response.headers);
     response = new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   }
-  writeResponseHeaders(source, response.status, headers.has('Retry-After'), (name, value) => headers.set(name, name === 'Vary' ? joinVary(headers.get('vary'), value) : value));
+  writeResponseHeaders(source, response.status, headers.has('Retry-After'), (name, value) =>
+    name === 'Set-Cookie' ? headers.append(name, value) : headers.set(name, name === 'Vary' ? joinVary(headers.get('vary'), value) : value),
+  );
   return response;
 }
 
@@ -75,7 +82,11 @@ export class JsonResponses {
       for (const name of this.previous) if (!names.includes(name)) headers.delete(name);
       this.previous = names.slice();
       headers.set('content-type', 'application/json');
-      for (let i = 0; i < names.length; i++) headers.set(names[i]!, values[i]!);
+      for (let i = 0; i < names.length; i++) {
+        // A second Set-Cookie is a header of its own; the first replaces the previous response's.
+        if (names[i] === 'Set-Cookie' && names.indexOf('Set-Cookie') < i) headers.append('Set-Cookie', values[i]!);
+        else headers.set(names[i]!, values[i]!);
+      }
       return new Response(body, { status, headers });
     } catch (error) {
       // A header value Headers refused: start the next response from nothing.

@@ -1,5 +1,6 @@
 /**
- * /trpc requests the fast path (trpc-rpc.ts) leaves to tRPC: subscriptions, streamed batches, HEAD,
+ * /trpc requests the fast path (trpc-rpc.ts) leaves to tRPC: subscriptions, streamed batches (answered
+ * whole once settled, so their cost header is true: settledStream), HEAD,
  * unknown procedures, a method that does not fit. tRPC's own fetch adapter over the same router and
  * the same per-request context as /api.
  * Errors carry our four public fields in `error.data.api` (see errorFormatter in trpc/init.ts).
@@ -53,8 +54,22 @@ export function createTrpcEndpoint(router: AnyTRPCRouter) {
     // tRPC answers errors raised before the context (mixed procedure types, a malformed path…)
     // without a content type; every answer here is JSON.
     if (response.body && !response.headers.has('content-type')) response.headers.set('content-type', 'application/json');
-    return { response, failures };
+    return { response: await settledStream(response), failures };
   };
+}
+
+/**
+ * A streamed batch (`trpc-accept: application/jsonl`) is answered once every call has settled, in
+ * the same jsonl framing: only then is X-Request-Cost-USD what the calls cost (headers sent before
+ * the calls ran could only say 0 for a charged request), refunds of failed calls included. Our calls
+ * are short, so streaming them bought a client little; a wrong cost header cost it the truth.
+ */
+async function settledStream(response: Response): Promise<Response> {
+  if (response.headers.get('transfer-encoding') !== 'chunked' || !response.body) return response;
+  const body = await response.arrayBuffer();
+  const headers = new Headers(response.headers);
+  headers.delete('transfer-encoding');
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
 }
 
 /** The request tRPC gets: the same one, or one whose inputs are the deferred-error marker. */

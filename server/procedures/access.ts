@@ -11,7 +11,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { requireAccount } from '../accounts/accounts.ts';
 import { hashApiKey, isApiKeyShaped, type KeyPrincipal } from '../accounts/api-keys.ts';
-import { admitBilledRequest, billingCommitsSynchronously, type Charge, type PriceTier } from '../accounts/billing.ts';
+import { admitBilledRequest, billingCommitsSynchronously, type Charge, type Payer, type PriceTier } from '../accounts/billing.ts';
+import { sessionToken, sessionTokenHash } from '../auth/sessions.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
@@ -21,7 +22,7 @@ import type { KeyCheck, RequestContext } from './context.ts';
 import { inspectInput } from './input-inspection.ts';
 import { authenticate, authFailed, keyCheckOf, refuseBlockedClient } from './key-gate.ts';
 import { applyDecision, applyRateLimit, takeToken } from './rate-limits.ts';
-import { admitSession, usesSession } from './session-gate.ts';
+import { admitSession, refuseCrossSite, usesSession } from './session-gate.ts';
 import { userIdOf } from './user-id.ts';
 import type { Admission, Gate, GateCall } from './definition.ts';
 
@@ -92,16 +93,16 @@ async function admit(call: GateCall, rule: BilledRule): Promise<Admitted> {
  * refusals before it (400, 429) look the key up first, so an invalid key is always answered 401.
  */
 async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: string | undefined, known: boolean, check: KeyCheck): Promise<Admitted> {
-  const { ctx, path } = call;
+  const { ctx } = call;
   if (!known) await refuseBlockedClient(ctx);
   if (isDashboardKey(ctx.services, key)) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'A dashboard key cannot call this route; use an API key'));
   if (keyHash === undefined) throw await authFailed(ctx, check, new ApiError('UNAUTHORIZED', 'Invalid API key'));
-  const db = ctx.services.database.db;
 
   let userId = '';
   try {
     inspectInput(call.rawInput);
     if (rule.needsUser) userId = userIdOf(ctx, call.rawInput);
+    await call.parseInput?.();
   } catch (callerError) {
     await authenticate(ctx, check, key); // 401 first when the key is not valid either
     throw callerError;
@@ -111,12 +112,34 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
   if (decision && !decision.allowed) await authenticate(ctx, check, key);
   applyDecision(ctx, decision);
 
+  let admission;
+  try {
+    admission = await reserve(call, rule.tier, { keyHash });
+  } catch (error) {
+    if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') {
+      ctx.services.recentKeys.delete(keyHash); // revoked since it was admitted
+      throw await authFailed(ctx, check, error);
+    }
+    throw error;
+  }
+  ctx.services.recentKeys.add(keyHash);
+  return { ...admission, userId };
+}
+
+/**
+ * The reservation: the payer (key or session) checked again, the cost debited and the usage row
+ * written, in ONE database round trip (admitBilledRequest). A lost answer (the database went away)
+ * may still have charged: that charge is refunded once the database answers.
+ */
+async function reserve(call: GateCall, tier: PriceTier, payer: Payer): Promise<Omit<Admitted, 'userId'>> {
+  const { ctx, path } = call;
+  ctx.billing.billable = true;
   const usageId = newId('use');
   let admission;
   try {
-    admission = await admitBilledRequest(db, {
-      keyHash,
-      tier: rule.tier,
+    admission = await admitBilledRequest(ctx.services.database.db, {
+      ...payer,
+      tier,
       defaultCostMicros: ctx.services.config.costPerRequestMicros,
       method: ctx.method,
       path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
@@ -125,18 +148,28 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
       usageId,
     }, (accountId) => (ctx.logFields.accountId = accountId));
   } catch (error) {
-    if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') {
-      ctx.services.recentKeys.delete(keyHash); // revoked since it was admitted
-      throw await authFailed(ctx, check, error);
-    }
-    // Not a refusal but a lost answer (the database went away): the charge may have been written.
     if (!(error instanceof ApiError)) ctx.services.refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
     throw error;
   }
-  const { principal, charge } = admission;
-  ctx.services.recentKeys.add(keyHash);
-  ctx.billing.chargedMicros += charge.costMicros;
-  return { principal, charge, userId };
+  ctx.billing.chargedMicros += admission.charge.costMicros;
+  return admission;
+}
+
+/**
+ * A signed-in customer's call on a billed route: billed to the session's account exactly like a key's
+ * call — same price, balance or monthly cap, usage row (with no key), same rate limit per account —
+ * so a session is never a free key (docs/decisions.md §4). Order: session (401) → Origin (403) →
+ * input, user id (400) → rate limit (429) → reservation (402; the session checked again in it).
+ */
+async function admitSessionCall(call: GateCall, rule: BilledRule): Promise<Admitted> {
+  call.ctx.billing.billable = true;
+  let userId = '';
+  await admitSession(call, rule.bucket, () => {
+    refuseCrossSite(call.ctx);
+    if (rule.needsUser) userId = userIdOf(call.ctx, call.rawInput);
+  });
+  const sessionHash = sessionTokenHash(sessionToken(call.ctx.headers.get('cookie'))!);
+  return { ...(await reserve(call, rule.tier, { sessionHash })), userId };
 }
 
 /** A billed admission: a failed handler has its reservation reversed (now, or once the database answers). */
@@ -152,29 +185,17 @@ function billed(ctx: RequestContext, charge: Charge, members: Record<string, unk
   };
 }
 
-/** A signed-in customer acting on their own account, unbilled (routes whose meta says `session: true`). */
-const sessionPrincipal = (accountId: string): KeyPrincipal => ({ apiKeyId: '', accountId, costPerRequestMicros: null });
-
-/** x-api-key routes; those whose meta says `session: true` also take a signed-in customer's session, unbilled. */
+/** x-api-key routes; those whose meta says `session: true` also take a signed-in customer's session, billed the same. */
 export const billedByKey = (tier: PriceTier): Gate => async (call) => {
-  if (usesSession(call, presentedKey(call.ctx))) {
-    const session = await admitSession(call);
-    return { ctx: { principal: sessionPrincipal(session.accountId) } };
-  }
-  const { principal, charge } = await admit(call, { tier, bucket: 'key', needsUser: false });
+  const rule: BilledRule = { tier, bucket: 'key', needsUser: false };
+  const { principal, charge } = usesSession(call, presentedKey(call.ctx)) ? await admitSessionCall(call, rule) : await admit(call, rule);
   return billed(call.ctx, charge, { principal });
 };
 
-/** x-api-key + a user id (trading); every trading query filters by (account, user id). */
+/** x-api-key (or a session, where the meta allows) + a user id (trading); every trading query filters by (account, user id). */
 export const billedForUser = (bucket: 'key' | 'trade'): Gate => async (call) => {
-  if (usesSession(call, presentedKey(call.ctx))) {
-    const session = await admitSession(call);
-    const userId = userIdOf(call.ctx, call.rawInput);
-    // A sale from the dashboard counts against the account's trade bucket, as a key's would.
-    if (bucket === 'trade') await applyRateLimit(call.ctx, `trade-session:${session.accountId}`, call.ctx.services.config.rateLimits.trade);
-    return { ctx: { principal: sessionPrincipal(session.accountId), user: { accountId: session.accountId, userId } } };
-  }
-  const { principal, charge, userId } = await admit(call, { tier: 'standard', bucket, needsUser: true });
+  const rule: BilledRule = { tier: 'standard', bucket, needsUser: true };
+  const { principal, charge, userId } = usesSession(call, presentedKey(call.ctx)) ? await admitSessionCall(call, rule) : await admit(call, rule);
   return billed(call.ctx, charge, { principal, user: { accountId: principal.accountId, userId } });
 };
 
@@ -206,6 +227,7 @@ export const dashboard: Gate = async (call) => {
     throw new ApiError('BAD_REQUEST', `x-account-id: required, ${IDENTIFIER_RULE}`);
   }
   inspectInput(call.rawInput);
+  await call.parseInput?.();
   if (!call.meta.createsAccount) await requireAccount(ctx.services.database.db, accountId);
   ctx.logFields.accountId = accountId;
   return { ctx: { accountId } };

@@ -6,16 +6,24 @@
  * typed client get tRPC's own inference; at run time only the methods below exist (one `.input()` per
  * procedure; no `.use()`: cross-cutting rules belong to an access rule).
  */
+import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { t, type RouteMeta } from '../trpc/init.ts';
 import { registerDefinition, type AccessRule, type ProcedureDefinition, type ProcedureKind } from './definition.ts';
 import { userMemberType, withoutUserMember, withUserMember } from './user-member.ts';
 
-/** The tRPC middleware of a rule: the gate, then the procedure, then the gate's settle. */
-function gateMiddleware<Added extends object>(rule: AccessRule) {
+/**
+ * The tRPC middleware of a rule: the gate (which checks the input against the schema at its input
+ * step, before any reservation), then the procedure, then the gate's settle.
+ */
+function gateMiddleware(rule: AccessRule, input: z.ZodType | undefined) {
   return t.middleware(async (opts) => {
-    const admission = await rule.gate({ ctx: opts.ctx, path: opts.path, meta: (opts.meta ?? rule.meta) as RouteMeta, rawInput: await opts.getRawInput() });
-    const result = await opts.next({ ctx: (admission.ctx ?? {}) as Added });
+    const rawInput = await opts.getRawInput();
+    const parseInput = input && (() => input.parseAsync(rawInput).catch((cause) => {
+      throw new TRPCError({ code: 'BAD_REQUEST', cause });
+    }));
+    const admission = await rule.gate({ ctx: opts.ctx, path: opts.path, meta: (opts.meta ?? rule.meta) as RouteMeta, rawInput, parseInput });
+    const result = await opts.next({ ctx: admission.ctx ?? {} });
     await admission.settle?.(result.ok);
     return result;
   });
@@ -37,25 +45,25 @@ interface TrpcBuilder {
   subscription(handler: unknown): object;
 }
 
+/**
+ * Records the definition step by step; the tRPC procedure is built from it at the end (build), in
+ * the order meta → gate → input → output, so the gate knows the input schema.
+ */
 class DefinitionBuilder {
-  constructor(
-    private readonly trpc: TrpcBuilder,
-    private readonly definition: Partial,
-  ) {}
+  constructor(private readonly definition: Partial) {}
 
   meta(meta: RouteMeta) {
-    return new DefinitionBuilder(this.trpc.meta(meta), { ...this.definition, meta: { ...this.definition.meta, ...meta } });
+    return new DefinitionBuilder({ ...this.definition, meta: { ...this.definition.meta, ...meta } });
   }
 
   input(schema: NonNullable<Partial['input']>) {
     if (this.definition.input) throw new Error('procedure builder: one .input() per procedure');
-    if (!this.definition.rule.namesUser) return new DefinitionBuilder(this.trpc.input(schema), { ...this.definition, input: schema });
-    const withUser = withUserMember(schema, this.definition.meta.openapi?.path ?? 'a procedure');
-    return new DefinitionBuilder(this.trpc.input(withUser).use(dropUserMember), { ...this.definition, input: withUser });
+    const input = this.definition.rule.namesUser ? withUserMember(schema, this.definition.meta.openapi?.path ?? 'a procedure') : schema;
+    return new DefinitionBuilder({ ...this.definition, input });
   }
 
   output(schema: NonNullable<Partial['output']>) {
-    return new DefinitionBuilder(this.trpc.output(schema), { ...this.definition, output: schema });
+    return new DefinitionBuilder({ ...this.definition, output: schema });
   }
 
   query(handler: ProcedureDefinition['handler']) {
@@ -71,9 +79,14 @@ class DefinitionBuilder {
   }
 
   private build(kind: ProcedureKind, handler: ProcedureDefinition['handler'], make: (builder: TrpcBuilder) => object): object {
+    const { rule, meta, input, output } = this.definition;
     // A trading user's route without parameters still takes the `userId` member, and nothing else.
-    if (this.definition.rule.namesUser && !this.definition.input) return this.input(z.strictObject({}).prefault({} as never)).build(kind, handler, make);
-    const procedure = make(this.trpc);
+    if (rule.namesUser && !input) return this.input(z.strictObject({}).prefault({} as never)).build(kind, handler, make);
+    let trpc = (t.procedure as unknown as TrpcBuilder).meta(meta).use(gateMiddleware(rule, input));
+    if (input) trpc = trpc.input(input);
+    if (input && rule.namesUser) trpc = trpc.use(dropUserMember);
+    if (output) trpc = trpc.output(output);
+    const procedure = make(trpc);
     registerDefinition(procedure, { ...this.definition, kind, handler });
     return procedure;
   }
@@ -84,9 +97,12 @@ class DefinitionBuilder {
  * context (e.g. `{ principal }`); the value returned is typed as tRPC's builder for that context.
  */
 export function baseProcedure<Added extends object = object>(rule: AccessRule) {
-  const trpcBase = t.procedure.meta(rule.meta).use(gateMiddleware<Added>(rule));
-  return new DefinitionBuilder(trpcBase as unknown as TrpcBuilder, { rule, meta: rule.meta }) as unknown as typeof trpcBase;
+  return new DefinitionBuilder({ rule, meta: rule.meta }) as unknown as BaseType<Added>;
 }
+
+/** The type of tRPC's builder with the rule's context added (the routers' handlers and the client infer from it). */
+type BaseType<Added extends object> = ReturnType<typeof typedBase<Added>>;
+const typedBase = <Added extends object>() => t.procedure.use(t.middleware(({ next }) => next({ ctx: {} as Added })));
 
 /**
  * A base procedure for a rule that acts for a trading user (`namesUser`): every input also takes the
@@ -94,8 +110,8 @@ export function baseProcedure<Added extends object = object>(rule: AccessRule) {
  * user per call.
  */
 export function userBaseProcedure<Added extends object = object>(rule: AccessRule) {
-  const trpcBase = t.procedure.meta(rule.meta).use(gateMiddleware<Added>(rule));
   // Types only: tRPC's builder with the member's input, so `.input(schema)` types `{ userId? } & schema`.
-  const typed = trpcBase.input(userMemberType);
-  return new DefinitionBuilder(trpcBase as unknown as TrpcBuilder, { rule: { ...rule, namesUser: true }, meta: rule.meta }) as unknown as typeof typed;
+  type Typed = ReturnType<typeof withMemberInput<Added>>;
+  return new DefinitionBuilder({ rule: { ...rule, namesUser: true }, meta: rule.meta }) as unknown as Typed;
 }
+const withMemberInput = <Added extends object>() => typedBase<Added>().input(userMemberType);

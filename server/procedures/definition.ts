@@ -22,6 +22,12 @@ export interface GateCall {
   path: string;
   meta: RouteMeta;
   rawInput: unknown;
+  /**
+   * The raw input checked against the procedure's input schema (memoized per call). A gate calls it
+   * at the input step, after authentication and before any rate limit or reservation, so a bad input
+   * is 400 before 429 or 402 and costs nothing (docs/decisions.md §4). Absent: no input schema.
+   */
+  parseInput?: () => MaybePromise<unknown>;
 }
 
 /** A gate's verdict on an admitted call (a refused call throws). */

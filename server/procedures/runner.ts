@@ -111,10 +111,13 @@ export function compileDefinition(definition: ProcedureDefinition): CompiledProc
 
   return (call) => {
     const { path, rawInput, signal } = call;
-    return whenReady(rule.gate({ ctx: call.ctx, path, meta, rawInput }), (admission) => {
+    // Parsed at most once per call: by the gate before the reservation, or here if the gate did not.
+    let parsed: { value: MaybePromise<unknown> } | undefined;
+    const parse = parseInput && (() => (parsed ??= { value: validated(parseInput, rawInput, badInput) }).value);
+    return whenReady(rule.gate({ ctx: call.ctx, path, meta, rawInput, parseInput: parse }), (admission) => {
       const ctx = admission.ctx ? ({ ...call.ctx, ...admission.ctx } as RequestContext) : call.ctx;
       const answer = () => {
-        const parsed = parseInput ? validated(parseInput, rawInput, badInput) : undefined;
+        const parsed = parse?.();
         const input = rule.namesUser ? whenReady(parsed, withoutUserMember) : parsed;
         return whenReady(input, (value) => whenReady(handler({ ctx, input: value, signal, path, type: kind }), checkOutput));
       };

@@ -1,9 +1,10 @@
 /**
- * A customer's browser session in place of a key (issue #17). Routes whose meta says `session: true`
- * accept, when the request carries no key, the session cookie of a wallet sign-in: the account is the
- * session's own (x-account-id is the operator's header and is ignored), nothing is billed, and a
- * state-changing request must come from a trusted Origin (CSRF). Order: the session (401) → Origin
- * (403) → rate limit (429) → input (400).
+ * A customer's browser session in place of a key. Routes whose meta says `session: true` accept,
+ * when the request carries no key, the session cookie of a wallet sign-in: the account is the
+ * session's own (x-account-id is the operator's header and is ignored), and a state-changing request
+ * must come from a trusted Origin (CSRF). On a billed route the call is then billed to that account
+ * like a key's (access.ts); routes that are free with a key are free with a session.
+ * Order: the session (401) → Origin (403) → input (400) → rate limit per account (429).
  *
  * A cookie that names no live session (unknown, expired, signed out) is 401 and counts against the
  * client address in a bucket of its own (RATE_LIMIT_AUTH_FAILURE_*: 429 once used up): never in the
@@ -16,7 +17,7 @@ import type { RequestContext } from './context.ts';
 import { inspectInput } from './input-inspection.ts';
 import { applyRateLimit } from './rate-limits.ts';
 
-type Options = { ctx: RequestContext; rawInput: unknown; meta?: { session?: boolean } };
+type Options = { ctx: RequestContext; rawInput: unknown; meta?: { session?: boolean }; parseInput?: () => unknown };
 
 /** Whether this call authenticates by session: the route takes one, no key is presented, a cookie is. */
 export function usesSession(opts: Options, presentedKey: string | null): boolean {
@@ -30,8 +31,24 @@ export function sessionOf(ctx: RequestContext): Promise<Session | null> {
   return ctx.session;
 }
 
-/** Admits a session call, or throws 401 / 403 / 429 / 400. */
-export async function admitSession(opts: Options): Promise<Session> {
+/**
+ * A billed call costs the session's account money, so it must not be one another site made the
+ * browser send: a top-level navigation or a link carries a SameSite=Lax cookie on GET. A browser says
+ * where a request came from in Sec-Fetch-Site; cross-site (or same-site, another subdomain) is
+ * refused unless its Origin is one the service trusts (CORS_ORIGINS). Scripts send no such header.
+ */
+export function refuseCrossSite(ctx: RequestContext): void {
+  const site = ctx.headers.get('sec-fetch-site');
+  if (site !== 'cross-site' && site !== 'same-site') return;
+  requireTrustedOrigin(ctx.services.config, 'POST', ctx.headers.get('origin'));
+}
+
+/**
+ * Admits a session call, or throws 401 / 403 / 400 / 429. `bucket` is the account's rate-limit bucket
+ * (the key routes' or the tighter buy/sell one, with the same limits a key has); `readInput` checks
+ * what the route reads beyond its schema (the trading user), at the input step.
+ */
+export async function admitSession(opts: Options, bucket: 'key' | 'trade' = 'key', readInput?: () => void): Promise<Session> {
   const { ctx } = opts;
   const session = await sessionOf(ctx);
   if (!session) {
@@ -39,8 +56,10 @@ export async function admitSession(opts: Options): Promise<Session> {
     throw new ApiError('UNAUTHORIZED', 'Session expired or signed out: sign in again (GET /api/auth/nonce, POST /api/auth/verify)');
   }
   requireTrustedOrigin(ctx.services.config, ctx.method, ctx.headers.get('origin'));
-  await applyRateLimit(ctx, `session:${session.accountId}`, ctx.services.config.rateLimits.key);
-  inspectInput(opts.rawInput);
   ctx.logFields.accountId = session.accountId;
+  inspectInput(opts.rawInput);
+  readInput?.();
+  await opts.parseInput?.();
+  await applyRateLimit(ctx, `${bucket === 'trade' ? 'trade-session' : 'session'}:${session.accountId}`, ctx.services.config.rateLimits[bucket]);
   return session;
 }

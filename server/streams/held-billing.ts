@@ -1,17 +1,18 @@
 /**
- * Billing a held private stream: opening it is one standard request (the route's own admission,
- * 401/402/429 before the stream opens); then every full period held (BILLING_PERIOD_MS, a minute) is
- * one more standard request, charged through the same one-statement admission as any key request
- * (accounts/billing.ts `admitBilledRequest`: the key is checked again, the balance debited only
- * `WHERE balance >= cost`, a metered account's month and a capped key's window counted, a usage row
- * written). So a key revoked, a balance run dry or a cap reached ends the stream at the next minute,
- * with an `error` event saying which (401 or 402).
+ * Billing a held private stream, whoever holds it — an API key or a signed-in session (issue #26: a
+ * session's stream costs what a key's does, so a cookie is never a free key). Opening it is one
+ * standard request (the route's own admission, 401/402/429 before the stream opens); then every full
+ * period held (BILLING_PERIOD_MS, a minute) is one more standard request, charged to the same payer
+ * through the same one-statement admission as any request (accounts/billing.ts `admitBilledRequest`:
+ * the key, or the live session, is looked up again, the balance debited only `WHERE balance >= cost`,
+ * a metered account's month and a capped key's window counted, a usage row written). So a key revoked,
+ * a session signed out or expired, a balance run dry or a cap reached ends the stream at the next
+ * minute, with an `error` event saying which (401 or 402).
  *
  * A charge whose answer is lost (the database went away) is refunded once the database answers, as
  * for any request (errors cost nothing), and the stream stays open: that minute is free.
- * Streams opened with a session are never billed (sessions never are).
  */
-import { admitBilledRequest, billingCommitsSynchronously } from '../accounts/billing.ts';
+import { admitBilledRequest, billingCommitsSynchronously, type Payer } from '../accounts/billing.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Services } from '../services.ts';
@@ -20,7 +21,8 @@ import type { Services } from '../services.ts';
 export const BILLING_PERIOD_MS = 60_000;
 
 export interface HeldStream {
-  keyHash: string;
+  /** Who pays each period: the key (its hash) or the session (its token's hash) that opened the stream. */
+  payer: Payer;
   /** The usage rows' method and path: the stream's own (GET /api/trading/stream/account, or /trpc/streams.account). */
   method: string;
   path: string;
@@ -55,7 +57,7 @@ export function chargeWhileHeld(services: Services, stream: HeldStream, periodMs
     const usageId = newId('use');
     try {
       await admitBilledRequest(database.db, {
-        keyHash: stream.keyHash,
+        ...stream.payer,
         tier: 'standard',
         defaultCostMicros: config.costPerRequestMicros,
         method: stream.method,

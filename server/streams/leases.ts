@@ -4,13 +4,21 @@
  * that died with its process and no longer counts, so a killed instance frees its clients' slots
  * within LEASE_TTL_MS.
  *
- * Limits: an API key (or a signed-in session) holds at most STREAM_MAX_PER_KEY private streams; a
- * client address holds at most STREAM_MAX_PER_IP public streams, an IPv6 client counted by its /64
- * (clientAddressKey: one host gets a whole /64, so counting single addresses would let it open
- * unlimited streams by rotating through them). Taking a lease counts and inserts
- * under a transaction-scoped advisory lock on the key or address: the count statement runs after the
- * lock is held, so it sees every lease committed by whoever held it before, and two concurrent opens
- * can never both take the last slot.
+ * Limits (issue #26: a credential is cheap — a wallet signs in as often as it likes — so no limit may
+ * hang on one credential alone):
+ *  - per credential: an API key, or a signed-in session, holds at most STREAM_MAX_PER_KEY private streams;
+ *  - per account: all its keys and sessions together hold at most STREAM_MAX_PER_ACCOUNT private streams;
+ *  - per client address: at most STREAM_MAX_PER_IP streams of ANY kind (public and private together),
+ *    an IPv6 client counted by its /64 (clientAddressKey: one host gets a whole /64, so counting single
+ *    addresses would let it open unlimited streams by rotating through them). One budget per address,
+ *    because what it protects (sockets, subscribers, lease rows held by one client) is the same whatever
+ *    the stream, and separate budgets would only add up to a larger one.
+ * Taking a lease counts and inserts under transaction-scoped advisory locks — the address's, then (a
+ * private stream) the account's, always in that order, so two opens can never wait on each other in a
+ * cycle. Every lease of an address is inserted under its address lock and every lease of an account
+ * (hence of each of its credentials) under its account lock, and the count runs after the locks are
+ * held: it sees every lease committed by whoever held them before, so two concurrent opens (on any
+ * instances) can never both take the last slot of any limit.
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
@@ -70,7 +78,15 @@ function ipv6Groups(text: string): number[] | undefined {
 
 export type LeaseScope =
   | { kind: 'market'; clientIp: string }
+  /** keyHash: the credential's lease key (an API key's hash, or `session:` + the session's hash). */
   | { kind: 'account'; keyHash: string; accountId: string; clientIp: string };
+
+/** The limits a lease is taken under (config.streams); a public stream meets only maxPerIp. */
+export interface LeaseLimits {
+  maxPerKey: number;
+  maxPerAccount: number;
+  maxPerIp: number;
+}
 
 export interface LeaseTiming {
   /** How long a lease lives without renewal. */
@@ -95,38 +111,40 @@ export class LeaseBook {
   ) {}
 
   /**
-   * A lease for one more stream of `scope`, or 429 when `limit` are held already (503 once shut
-   * down). Returns its id. A market scope's clientIp is counted as clientAddressKey says.
+   * A lease for one more stream of `scope`, or 429 naming the limit it would pass (503 once shut
+   * down). Returns its id. The client address is counted as clientAddressKey says.
    */
-  async acquire(scope: LeaseScope, limit: number): Promise<string> {
+  async acquire(scope: LeaseScope, limits: LeaseLimits): Promise<string> {
     if (this.closed) throw shuttingDown();
-    if (scope.kind === 'market') scope = { kind: 'market', clientIp: clientAddressKey(scope.clientIp) };
+    const clientIp = clientAddressKey(scope.clientIp);
+    const keyHash = scope.kind === 'account' ? scope.keyHash : null;
+    const accountId = scope.kind === 'account' ? scope.accountId : null;
     const id = newId('strm');
     const ttlSeconds = this.timing.ttlMs / 1000;
-    const lockName = scope.kind === 'market' ? `stream-ip:${scope.clientIp}` : `stream-key:${scope.keyHash}`;
-    const held = scope.kind === 'market'
-      ? sql`kind = 'market' and client_ip = ${scope.clientIp}`
-      : sql`kind = 'account' and key_hash = ${scope.keyHash}`;
-    const taken = await this.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${lockName}, 0))`);
-      const rows = await tx
+    const held = await this.db.transaction(async (tx) => {
+      // Always the address first, then the account (see the header): no lock-order cycles.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`stream-ip:${clientIp}`}, 0))`);
+      if (accountId !== null) await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`stream-account:${accountId}`}, 0))`);
+      const [row] = await tx
         .execute(sql`
-          insert into stream_leases (id, key_hash, account_id, client_ip, kind, expires_at)
-          select ${id}, ${scope.kind === 'account' ? scope.keyHash : null}, ${scope.kind === 'account' ? scope.accountId : null},
-                 ${scope.clientIp}, ${scope.kind}, now() + make_interval(secs => ${ttlSeconds})
-           where (select count(*) from stream_leases where ${held} and expires_at > now()) < ${limit}
-          returning id`)
-        .then(resultRows<{ id: string }>);
-      return rows.length > 0;
+          with held as (
+            select count(*) filter (where client_ip = ${clientIp}) as by_ip,
+                   count(*) filter (where key_hash = ${keyHash}) as by_key,
+                   count(*) filter (where kind = 'account' and account_id = ${accountId}) as by_account
+              from stream_leases
+             where expires_at > now() and (client_ip = ${clientIp} or account_id = ${accountId})
+          ), taken as (
+            insert into stream_leases (id, key_hash, account_id, client_ip, kind, expires_at)
+            select ${id}, ${keyHash}, ${accountId}, ${clientIp}, ${scope.kind}, now() + make_interval(secs => ${ttlSeconds})
+              from held
+             where by_ip < ${limits.maxPerIp} and by_key < ${limits.maxPerKey} and by_account < ${limits.maxPerAccount}
+            returning id
+          )
+          select by_ip::int as "byIp", by_key::int as "byKey", by_account::int as "byAccount", exists (select 1 from taken) as taken from held`)
+        .then(resultRows<{ byIp: number; byKey: number; byAccount: number; taken: boolean }>);
+      return row!;
     });
-    if (!taken) {
-      throw new ApiError(
-        'RATE_LIMITED',
-        scope.kind === 'market'
-          ? `At most ${limit} public streams may be open from one client address (an IPv6 client counts by its /64); close one first`
-          : `At most ${limit} account streams may be open per API key (or session); close one first`,
-      );
-    }
+    if (!held.taken) throw refusal(scope, held, limits);
     this.live.add(id);
     this.schedule();
     return id;
@@ -184,4 +202,20 @@ export class LeaseBook {
     clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+/** The 429 for a lease refused: the credential's limit first, then the account's, then the address's. */
+function refusal(scope: LeaseScope, held: { byKey: number; byAccount: number }, limits: LeaseLimits): ApiError {
+  if (scope.kind === 'account' && held.byKey >= limits.maxPerKey) {
+    return new ApiError('RATE_LIMITED', `At most ${limits.maxPerKey} account streams may be open per API key (or session); close one first`);
+  }
+  if (scope.kind === 'account' && held.byAccount >= limits.maxPerAccount) {
+    return new ApiError('RATE_LIMITED', `At most ${limits.maxPerAccount} account streams may be open per account, over all its API keys and sessions; close one first`);
+  }
+  return new ApiError(
+    'RATE_LIMITED',
+    scope.kind === 'market'
+      ? `At most ${limits.maxPerIp} streams may be open from one client address (an IPv6 client counts by its /64), account streams included; close one first`
+      : `At most ${limits.maxPerIp} streams may be open from one client address (an IPv6 client counts by its /64), public streams included; close one first`,
+  );
 }

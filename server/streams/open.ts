@@ -15,7 +15,8 @@
  */
 import type { KeyPrincipal } from '../accounts/api-keys.ts';
 import { hashApiKey } from '../accounts/api-keys.ts';
-import { sessionToken } from '../auth/sessions.ts';
+import type { Payer } from '../accounts/billing.ts';
+import { sessionToken, sessionTokenHash } from '../auth/sessions.ts';
 import { ApiError, toPublicError } from '../errors.ts';
 import type { RequestContext } from '../procedures/context.ts';
 import { AccountSubscriber, type AccountEventMessageData } from './account-hub.ts';
@@ -108,7 +109,7 @@ async function openValuationSink<S extends Sink>(ctx: RequestContext, eventIds: 
   const uncount = instanceRefusal(ctx, () => streams.reservePublic());
   let lease: string;
   try {
-    lease = await streams.leases.acquire({ kind: 'market', clientIp: ctx.clientIp() }, ctx.services.config.streams.maxPerIp).catch(limited(ctx));
+    lease = await streams.leases.acquire({ kind: 'market', clientIp: ctx.clientIp() }, ctx.services.config.streams).catch(limited(ctx));
   } catch (error) {
     uncount();
     throw error;
@@ -161,16 +162,16 @@ async function openAccountSink<S extends Sink>(
     throw error;
   }));
   const holder = holderOf(ctx);
+  // Counted per credential, per account (every key and session of it) and per client address.
   const lease = await streams.leases
-    .acquire({ kind: 'account', keyHash: holder.leaseKey, accountId: ctx.user.accountId, clientIp: ctx.clientIp() }, services.config.streams.maxPerKey)
+    .acquire({ kind: 'account', keyHash: holder.leaseKey, accountId: ctx.user.accountId, clientIp: ctx.clientIp() }, services.config.streams)
     .catch(limited(ctx));
   await stillOpen(ctx, streams, lease);
   const sink = make();
   sink.onClose(() => void streams.leases.release(lease));
-  if (holder.keyHash) {
-    const billing = chargeWhileHeld(services, { keyHash: holder.keyHash, ...usage, requestId: ctx.requestId }, streams.timing.billingPeriodMs, (error) => sink.close(error));
-    sink.onClose(streams.holdBilling(billing));
-  }
+  // Billed per period held whoever holds it: a key, or a session (a dead session's next charge is a 401).
+  const billing = chargeWhileHeld(services, { payer: holder.payer, ...usage, requestId: ctx.requestId }, streams.timing.billingPeriodMs, (error) => sink.close(error));
+  sink.onClose(streams.holdBilling(billing));
   streams.track(sink);
   const subscriber = new AccountSubscriber(ctx.user.accountId, ctx.user.userId, sink, resume);
   streams.accounts.attach(subscriber, resume).catch((error) => {
@@ -181,15 +182,20 @@ async function openAccountSink<S extends Sink>(
   return sink;
 }
 
-/** Who holds the stream: an API key (its hash: counted and billed) or a session (counted, never billed). */
-function holderOf(ctx: RequestContext & AccountCaller): { leaseKey: string; keyHash?: string } {
-  if (ctx.principal.apiKeyId) {
-    const key = ctx.headers.get('x-api-key') ?? ctx.query().get('apiKey') ?? '';
+/**
+ * Who holds the stream, counted and billed: the API key presented, or else the session cookie's
+ * session. Decided as the gate decides (procedures/access.ts: a key presented — x-api-key, else
+ * ?apiKey= — wins over a cookie), from the request itself, not from the principal, whose apiKeyId is
+ * null for a session.
+ */
+function holderOf(ctx: RequestContext & AccountCaller): { leaseKey: string; payer: Payer } {
+  const key = ctx.headers.get('x-api-key') ?? ctx.query().get('apiKey');
+  if (key !== null) {
     const keyHash = hashApiKey(key);
-    return { leaseKey: keyHash, keyHash };
+    return { leaseKey: keyHash, payer: { keyHash } };
   }
-  const token = sessionToken(ctx.headers.get('cookie')) ?? '';
-  return { leaseKey: `session:${hashApiKey(token)}` };
+  const sessionHash = sessionTokenHash(sessionToken(ctx.headers.get('cookie')) ?? '');
+  return { leaseKey: `session:${sessionHash}`, payer: { sessionHash } };
 }
 
 /** A refused lease is a 429 with Retry-After (a slot frees when a stream closes, or its lease expires); a 503 gets one too. */

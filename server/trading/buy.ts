@@ -92,9 +92,6 @@ export interface PlannedBuy {
   minimumAmountMicros: number;
 }
 
-/** (total / units) in micro-USD per unit, rounded up: the price a plan reached, as a refusal states it. */
-const averageMicros = (plan: BuyPlan) => Number((BigInt(plan.totalCostMicros) * MICROS_PER_USD_BIGINT + BigInt(plan.unitsMicros) - 1n) / BigInt(plan.unitsMicros));
-
 /**
  * The buy's plan against the books of this moment, or the refusal a buy would answer: books too
  * thin, an amount under the minimum (stated), or an average price above `maxAveragePriceMicros`.
@@ -115,10 +112,9 @@ export async function planBuy(execution: Execution, event: Awaited<ReturnType<ty
   const plan = sizing.plan;
   const limit = request.maxAveragePriceMicros;
   if (limit !== undefined && BigInt(plan.totalCostMicros) * MICROS_PER_USD_BIGINT > BigInt(limit) * BigInt(plan.unitsMicros)) {
-    throw new ApiError(
-      'ORDER_REJECTED',
-      `maxAveragePrice: the plan reaches $${formatUsd(averageMicros(plan))} per unit ($${formatUsd(plan.totalCostMicros)} for ${formatUsd(plan.unitsMicros)} units), above the $${formatUsd(limit)} allowed; nothing was sent`,
-    );
+    // The refusal costs nothing (errors are refunded), so it says that the limit was not met, never
+    // the price reached: that is what a quote sells (docs/decisions.md §7).
+    throw new ApiError('ORDER_REJECTED', `maxAveragePrice: the plan's average price per unit at the current asks is above the $${formatUsd(limit)} allowed; nothing was sent (POST /api/trading/quote prices it)`);
   }
   return { eventId: event.id, floors, tokenIds, plan, minimumAmountMicros: sizing.minimumAmountMicros };
 }

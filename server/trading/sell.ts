@@ -76,11 +76,8 @@ function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: 
   const units = unitsSold(position, bands, plan.sharesMicros);
   const minMicros = BigInt(usdToMicros(minAveragePrice));
   if (units > 0n && BigInt(plan.proceedsMicros) * MICROS_PER_USD_BIGINT >= minMicros * units) return;
-  const reached = units > 0n ? Number((BigInt(plan.proceedsMicros) * MICROS_PER_USD_BIGINT) / units) : 0;
-  throw new ApiError(
-    'ORDER_REJECTED',
-    `minAveragePrice: the sale would fetch $${microsToUsd(reached)} per unit at the current bids, under the minimum $${minAveragePrice}; nothing was sent`,
-  );
+  // Free (errors are refunded), so it says the minimum was not met, never the price: a sale quote sells that.
+  throw new ApiError('ORDER_REJECTED', `minAveragePrice: the sale would fetch less per unit at the current bids than the minimum $${minAveragePrice}; nothing was sent (POST /api/trading/sell/quote prices it)`);
 }
 
 /**

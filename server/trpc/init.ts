@@ -16,7 +16,7 @@ export type RouteMeta = OpenApiMeta<{
   idempotent?: boolean;
   /** A dashboard route that creates the x-account-id account when it does not exist (POST /keys). */
   createsAccount?: boolean;
-  /** Also takes a signed-in customer's session cookie in place of the key, for their own account, unbilled (issue #17). */
+  /** Also takes a signed-in customer's session cookie in place of the key, for their own account; billed where a key is (docs/decisions.md §4). */
   session?: boolean;
   /** HTTP status of a successful REST call (default 200). */
   successStatus?: number;

@@ -16,6 +16,11 @@
  *    holds two slots until its deadline while the other slots keep delivering; and a webhook whose
  *    attempts keep failing (PAUSE_AFTER_FAILURES in a row) is left aside by this instance for a short
  *    while (5 s, doubling, at most PAUSE_MAX_MS) — its deliveries wait, nothing is lost or counted.
+ *  - One tenant cannot hold up the others (issue #26): at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
+ *    attempts of one account are in flight in a pool, and claims let accounts take turns (claim.ts),
+ *    so one account's hanging endpoints or backlog leave the rest of every pool to other accounts; a
+ *    webhook that timed out SLOW_AFTER_TIMEOUTS times in a row gets WEBHOOK_SLOW_TIMEOUT_MS until it
+ *    answers again (endpoint-health.ts), so hanging endpoints free their slots sooner.
  *  - Sent as the Standard Webhooks specification says: the body fixed when the event happened,
  *    `webhook-id` (the delivery id, the same on every attempt), `webhook-timestamp` (this attempt)
  *    and `webhook-signature` (signing.ts; both secrets during a rotation's overlap).
@@ -36,19 +41,17 @@ import { sql } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';
 import type { Services } from '../services.ts';
 import { checkBalanceLow } from './balance-low.ts';
+import { claim, type ClaimedRow } from './claim.ts';
+import { EndpointHealth, type Verdict } from './endpoint-health.ts';
 import { openSecret, signatureHeaders } from './signing.ts';
 import { bareHost, resolveTarget, type Lookup } from './ssrf.ts';
 
-/** A lease outlasts its attempt's deadline by this much (the time to record the outcome). */
-export const LEASE_MARGIN_MS = 5_000;
+export { LEASE_MARGIN_MS } from './claim.ts';
+export { PAUSE_AFTER_FAILURES, PAUSE_MAX_MS, SLOW_AFTER_TIMEOUTS } from './endpoint-health.ts';
 /** Attempts of one webhook in flight at once, over every instance (so one slow endpoint cannot take every slot). */
 export const MAX_IN_FLIGHT_PER_WEBHOOK = 2;
 /** Attempts sent at once by one pool (one instance). */
 export const DEFAULT_CONCURRENCY = 8;
-/** Failed attempts of one webhook in a row after which this instance leaves it aside for a while. */
-export const PAUSE_AFTER_FAILURES = 3;
-const PAUSE_FIRST_MS = 5_000;
-export const PAUSE_MAX_MS = 60_000;
 const FIRST_RETRY_MS = 5_000;
 const MAX_RETRY_MS = 3_600_000;
 /** How often the worker looks for balances that fell under BALANCE_LOW_USD. */
@@ -69,6 +72,8 @@ export interface DeliverOptions {
   concurrency?: number;
   /** Attempts of one webhook in flight at once, over every instance (default MAX_IN_FLIGHT_PER_WEBHOOK). */
   perWebhook?: number;
+  /** Attempts of one account in flight at once in this pool (default WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT). */
+  perAccount?: number;
   /** DNS (tests); the system resolver otherwise. */
   lookup?: Lookup;
   /**
@@ -99,22 +104,10 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
   return Math.round(Math.min(MAX_RETRY_MS, base * (0.8 + 0.4 * random())));
 }
 
-interface ClaimedRow {
-  id: string;
-  webhook_id: string;
-  account_id: string;
-  payload: string;
-  attempts: number;
-  created_at: string | Date;
-  url: string;
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
-  previous_secret_until: string | Date | null;
-}
-
 type Outcome =
   | { kind: 'succeeded'; status: number }
-  | { kind: 'failed'; status: number | null; error: string }
+  /** `timeout`: no answer within the deadline (endpoint-health.ts counts those in a row). */
+  | { kind: 'failed'; status: number | null; error: string; timeout?: boolean }
   | { kind: 'refused'; error: string }
   /** Aborted by stop(); `sent`: the request may have reached the receiver. */
   | { kind: 'stopped'; sent: boolean };
@@ -135,11 +128,11 @@ export async function deliverDue(services: Services, options: DeliverOptions = {
 }
 
 /**
- * Attempts in flight, at most `concurrency` at once and `perWebhook` per webhook: each one that ends
- * (recorded) frees its slot and asks for a claim, so one slow attempt never holds back the others.
- * Claims are made one at a time (a request made during a claim runs right after it). In a pass
- * (`deliverDue`) the first database failure stops the claims and is rethrown; in the worker
- * (`onError`) it is reported and the next kick tries again.
+ * Attempts in flight, at most `concurrency` at once, `perWebhook` per webhook and `perAccount` per
+ * account: each one that ends (recorded) frees its slot and asks for a claim, so one slow attempt
+ * never holds back the others. Claims are made one at a time (a request made during a claim runs
+ * right after it). In a pass (`deliverDue`) the first database failure stops the claims and is
+ * rethrown; in the worker (`onError`) it is reported and the next kick tries again.
  */
 export class DeliveryPool {
   readonly result: PassResult = { claimed: 0, succeeded: 0, retrying: 0, failed: 0 };
@@ -148,14 +141,15 @@ export class DeliveryPool {
   private readonly limit: number;
   private readonly concurrency: number;
   private readonly perWebhook: number;
+  private readonly perAccount: number;
   private readonly at: string | null;
-  private readonly clock: () => number;
-  private readonly inFlight = new Map<string, string>();
+  /** The attempts in flight, by delivery id. */
+  private readonly inFlight = new Map<string, ClaimedRow>();
   private claiming: Promise<void> | null = null;
   private again = false;
   private waiters: Array<() => void> = [];
-  /** Failed attempts in a row per webhook, and until when it is left aside. */
-  private readonly failing = new Map<string, { failures: number; until: number }>();
+  /** Failures and timeouts in a row per webhook: pauses and short deadlines. */
+  private readonly health: EndpointHealth;
 
   constructor(
     private readonly services: Services,
@@ -166,9 +160,11 @@ export class DeliveryPool {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
     this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     this.perWebhook = Math.max(1, options.perWebhook ?? MAX_IN_FLIGHT_PER_WEBHOOK);
+    this.perAccount = Math.max(1, options.perAccount ?? services.config.webhooks.maxInFlightPerAccount);
     // The database's clock unless the caller drives time (null: now() in each statement).
     this.at = options.now ? options.now.toISOString() : null;
-    this.clock = options.clock ?? Date.now;
+    const { timeoutMs, slowTimeoutMs } = services.config.webhooks;
+    this.health = new EndpointHealth(options.clock ?? Date.now, timeoutMs, slowTimeoutMs);
   }
 
   /** Fills the free slots with due deliveries (after the claim under way, if there is one). */
@@ -201,23 +197,29 @@ export class DeliveryPool {
   }
 
   private async fill(): Promise<void> {
+    let more = false;
     do {
       this.again = false;
       if (this.halted()) return;
       const free = Math.min(this.concurrency - this.inFlight.size, this.limit - this.result.claimed);
       if (free <= 0) return;
-      const rows = await claim(this.services, this.owner, free, this.perWebhook, this.at, this.paused());
+      const busyAccounts: Record<string, number> = {};
+      for (const row of this.inFlight.values()) busyAccounts[row.account_id] = (busyAccounts[row.account_id] ?? 0) + 1;
+      const rows = await claim(this.services, this.owner, this.at, { n: free, perWebhook: this.perWebhook, perAccount: this.perAccount, busyAccounts, paused: this.health.paused() });
       this.result.claimed += rows.length;
       for (const row of rows) this.start(row);
-    } while (this.again);
+      // Fewer than asked, but some: the window may have been filled by accounts that are now at their
+      // limit (left out of the next claim), so look again rather than wait for the next tick.
+      more = rows.length > 0 && rows.length < free;
+    } while (this.again || more);
   }
 
   private start(row: ClaimedRow): void {
-    this.inFlight.set(row.id, row.webhook_id);
+    this.inFlight.set(row.id, row);
     void (async () => {
       try {
-        const outcome = await attempt(this.services, row, this.options, this.options.now ?? new Date());
-        this.note(row.webhook_id, outcome);
+        const outcome = await attempt(this.services, row, this.options, this.options.now ?? new Date(), this.health.timeoutFor(row.webhook_id));
+        this.health.note(row.webhook_id, verdictOf(outcome));
         const ended = await record(this.services, this.owner, row, outcome, this.at, this.options.random);
         if (ended) this.result[ended]++;
       } catch (error) {
@@ -239,83 +241,13 @@ export class DeliveryPool {
   private wake(): void {
     for (const wake of this.waiters.splice(0)) wake();
   }
-
-  /** Counts a webhook's failed attempts in a row; PAUSE_AFTER_FAILURES of them leave it aside (5 s, 10 s … at most PAUSE_MAX_MS). */
-  private note(webhookId: string, outcome: Outcome): void {
-    if (outcome.kind === 'succeeded') {
-      this.failing.delete(webhookId);
-    } else if (outcome.kind === 'failed') {
-      const state = this.failing.get(webhookId) ?? { failures: 0, until: 0 };
-      state.failures++;
-      if (state.failures >= PAUSE_AFTER_FAILURES) {
-        state.until = this.clock() + Math.min(PAUSE_FIRST_MS * 2 ** (state.failures - PAUSE_AFTER_FAILURES), PAUSE_MAX_MS);
-      }
-      this.failing.set(webhookId, state);
-    }
-  }
-
-  /** The webhooks left aside now. Entries of webhooks not heard of for an hour are dropped. */
-  private paused(): string[] {
-    const now = this.clock();
-    const paused: string[] = [];
-    for (const [webhookId, state] of this.failing) {
-      if (state.until > now) paused.push(webhookId);
-      else if (state.until && now - state.until > 3_600_000) this.failing.delete(webhookId);
-    }
-    return paused;
-  }
 }
 
-/**
- * Takes up to `n` due deliveries of active webhooks whose lease is free or ran out; each is ours
- * until the lease ends. A webhook with `perWebhook` leases running (on any instance) gives none, one
- * with fewer gives only up to that many, and `paused` webhooks none; the oldest due first.
- */
-async function claim(services: Services, owner: string, n: number, perWebhook: number, at: string | null, paused: string[]): Promise<ClaimedRow[]> {
-  const now = sql`coalesce(${at}::timestamptz, now())`;
-  const leaseSeconds = (services.config.webhooks.timeoutMs + LEASE_MARGIN_MS) / 1000;
-  const free = (d: 'c' | 'd') => sql`(${sql.raw(d)}.lease_until is null or ${sql.raw(d)}.lease_until <= ${now})`;
-  // The due rows looked at: enough for `n` among several webhooks (a webhook's excess is skipped).
-  const window = Math.max(4 * n, 32);
-  return resultRows<ClaimedRow>(
-    await services.database.db.execute(sql`
-      with leased as materialized (
-        -- Attempts in flight per webhook, on every instance (a leased delivery was due when claimed).
-        select l.webhook_id, count(*) as n
-          from webhook_deliveries l
-         where l.status = 'pending' and l.next_attempt_at <= ${now} and l.lease_until > ${now}
-         group by l.webhook_id
-      ), candidates as materialized (
-        -- Evaluated once (materialized): a LIMIT … SKIP LOCKED subquery evaluated again per row of the
-        -- update's join could take more rows than asked for.
-        select c.id, c.webhook_id, c.next_attempt_at
-          from webhook_deliveries c join webhooks cw on cw.id = c.webhook_id and cw.status = 'active'
-         where c.status = 'pending' and c.next_attempt_at <= ${now} and ${free('c')}
-           and c.webhook_id not in (select l.webhook_id from leased l where l.n >= ${perWebhook})
-           and c.webhook_id not in (select jsonb_array_elements_text(${JSON.stringify(paused)}::jsonb))
-         order by c.next_attempt_at, c.id
-         limit ${window}
-           for update of c skip locked
-      ), chosen as materialized (
-        select r.id
-          from (select k.id, k.next_attempt_at,
-                       row_number() over (partition by k.webhook_id order by k.next_attempt_at, k.id)
-                         + coalesce((select l.n from leased l where l.webhook_id = k.webhook_id), 0) as slot
-                  from candidates k) r
-         where r.slot <= ${perWebhook}
-         order by r.next_attempt_at, r.id
-         limit ${n}
-      )
-      update webhook_deliveries d
-         set lease_owner = ${owner}, lease_until = ${now} + make_interval(secs => ${leaseSeconds})
-        from webhooks w
-       where d.id in (select id from chosen)
-         and w.id = d.webhook_id and w.status = 'active'
-         -- Re-checked on the row as it is now: a concurrent claimer that got it first leaves nothing to take.
-         and d.status = 'pending' and ${free('d')}
-      returning d.id, d.webhook_id, d.account_id, d.payload, d.attempts, d.created_at,
-                w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until`),
-  );
+/** What an outcome says of the endpoint: a stop or a refused address says nothing. */
+function verdictOf(outcome: Outcome): Verdict {
+  if (outcome.kind === 'succeeded') return 'succeeded';
+  if (outcome.kind === 'failed') return outcome.timeout ? 'timeout' : 'failed';
+  return 'neutral';
 }
 
 /** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
@@ -338,17 +270,22 @@ function describeError(error: unknown, timeoutMs: number): string {
   return (e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text).slice(0, 300);
 }
 
-/** One attempt: DNS and the SSRF check, then one POST to the address checked. Never throws. */
-async function attempt(services: Services, row: ClaimedRow, options: DeliverOptions, now: Date): Promise<Outcome> {
-  const { timeoutMs, allowPrivateNetworks } = services.config.webhooks;
+/**
+ * One attempt within `timeoutMs` (WEBHOOK_TIMEOUT_MS, or the short deadline of an endpoint that keeps
+ * timing out): DNS and the SSRF check, then one POST to the address checked. Never throws.
+ */
+async function attempt(services: Services, row: ClaimedRow, options: DeliverOptions, now: Date, timeoutMs: number): Promise<Outcome> {
+  const { allowPrivateNetworks } = services.config.webhooks;
   const started = Date.now();
+  // A failure that used up the deadline (no answer, or DNS that never answered) counts as a timeout.
+  const failed = (error: string, status: number | null = null): Outcome => ({ kind: 'failed', status, error, timeout: Date.now() - started >= timeoutMs });
   // Whether a request may have reached the receiver (a stop after that keeps the lease).
   let sent = false;
   try {
     const url = new URL(row.url);
     const target = await resolveTarget(url, { allowPrivate: allowPrivateNetworks, lookup: options.lookup, timeoutMs });
     if (options.signal?.aborted) return { kind: 'stopped', sent };
-    if (!target.ok) return target.refused ? { kind: 'refused', error: `refused address: ${target.reason}` } : { kind: 'failed', status: null, error: target.reason };
+    if (!target.ok) return target.refused ? { kind: 'refused', error: `refused address: ${target.reason}` } : failed(target.reason);
     let secrets: string[];
     try {
       secrets = secretsOf(services, row, now);
@@ -360,7 +297,7 @@ async function attempt(services: Services, row: ClaimedRow, options: DeliverOpti
     // Each address the name resolved to (all checked), in order, until one accepts the connection.
     for (const address of target.addresses) {
       const left = timeoutMs - (Date.now() - started);
-      if (left <= 0) return { kind: 'failed', status: null, error: `timeout: no answer within ${timeoutMs} ms` };
+      if (left <= 0) return { kind: 'failed', status: null, error: `timeout: no answer within ${timeoutMs} ms`, timeout: true };
       const pinned = new URL(url);
       pinned.hostname = isIP(address) === 6 ? `[${address}]` : address;
       const signal = options.signal ? AbortSignal.any([AbortSignal.timeout(left), options.signal]) : AbortSignal.timeout(left);
@@ -391,10 +328,10 @@ async function attempt(services: Services, row: ClaimedRow, options: DeliverOpti
         if (!CONNECT_ERRORS.has(String((error as { code?: string }).code))) break;
       }
     }
-    return { kind: 'failed', status: null, error: describeError(lastError, timeoutMs) };
+    return failed(describeError(lastError, timeoutMs));
   } catch (error) {
     if (options.signal?.aborted) return { kind: 'stopped', sent };
-    return { kind: 'failed', status: null, error: describeError(error, timeoutMs) };
+    return failed(describeError(error, timeoutMs));
   }
 }
 
