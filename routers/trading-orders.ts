@@ -94,7 +94,8 @@ export const tradingOrdersRouter = router({
         tags: ['History'],
         summary: 'Trades (fills), newest first, with a summary of the filtered set',
         description:
-          'Every fill of the user\'s orders and every settlement payout (action SETTLE), newest first, with shares, amount, price, fees and realised P&L; and the count, volume, fees and realised P&L of the whole filtered set. Filter by event and date range; page with limit and offset.',
+          'Every fill of the user\'s orders and every settlement payout (action SETTLE), newest first, with shares, amount, price, fees and realised P&L; and the count, volume, fees and realised P&L of the whole filtered set. Filter by event (an unknown event is 404) and date range; page with limit and offset.',
+        errorResponses: [404],
       },
     })
     .input(

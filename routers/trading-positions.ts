@@ -24,7 +24,8 @@ export const tradingPositionsRouter = router({
         tags: TAGS,
         summary: 'The user\'s positions, newest first, valued at the current bids',
         description:
-          'The positions of the user in x-user-id, newest first, each with its entry price, cost, what it would fetch now at the bids and its realised and unrealised P&L. Filter by status (open by default) and event; page with limit and offset.',
+          'The positions of the user in x-user-id, newest first, each with its entry price, cost, what it would fetch now at the bids and its realised and unrealised P&L. Filter by status (open by default) and event (an unknown event is 404); page with limit and offset.',
+        errorResponses: [404],
       },
     })
     .input(

@@ -9,11 +9,28 @@
  * readable by script and the Content-Security-Policy blocks inline script. The first load's time to
  * the overview is printed (measured, not asserted). With SCREENSHOTS=1 it saves the README's
  * screenshots under docs/screenshots/.
+ *
+ * A session's reads of billed routes (the overview's billing and usage, the trading page) are billed
+ * like a key's calls: the journeys' accounts are funded by the operator before the page signs in, and
+ * a customer signing in at $0 is shown, on the overview, a notice to add funds (402), not an error.
  */
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { chromiumAvailable } from './harness/chromium.ts';
-import { accountIdOf, DEPOSIT_ADDRESS, erc20, expectAccessible, shot, signIn, startDashboard, USDC, walletPage, type DashboardRig } from './harness/dashboard.ts';
+import {
+  accountIdOf,
+  DEPOSIT_ADDRESS,
+  erc20,
+  expectAccessible,
+  expectingInsufficientBalance,
+  fundedWallet,
+  shot,
+  signIn,
+  startDashboard,
+  USDC,
+  walletPage,
+  type DashboardRig,
+} from './harness/dashboard.ts';
 import { DASHBOARD_KEY } from './harness/app.ts';
 import { dashboardHeaders, fundedAccount } from './harness/factories.ts';
 import { buy, expectBooksAgree, trader } from './harness/trading.ts';
@@ -48,7 +65,8 @@ async function programOf(context: BrowserContext, usd: number) {
 describe.skipIf(!available)('the dashboard in Chromium', () => {
   for (const width of [1280, 360]) {
     test(`a customer's journey at ${width} px: sign in, a capped key used and revoked, a deposit credited, a position bought through the API and sold from the page, sign out`, async () => {
-      const { page, problems, wallet, context } = await walletPage(rig, width);
+      // $1 from the operator before the first sign-in: the overview's reads are billed to it.
+      const { page, problems, wallet, context } = await walletPage(rig, width, (await fundedWallet(rig, 1)).wallet);
       const started = performance.now();
       const response = await page.goto(`${origin}/dashboard`);
       expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
@@ -86,11 +104,10 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
       await shot(page, 'new-key', width);
       await page.getByRole('button', { name: 'I have saved it' }).click();
-      // The key authenticates on a billed route: the account has no balance yet, so the answer is 402
-      // INSUFFICIENT_BALANCE (an unknown key would be 401).
+      // The key authenticates on a billed route and is billed to the account (an unknown key would be 401).
       const call = await fetch(`${origin}/api/billing`, { headers: { 'x-api-key': key } });
-      expect(call.status).toBe(402);
-      expect(((await call.json()) as { code: string }).code).toBe('INSUFFICIENT_BALANCE');
+      expect(call.status).toBe(200);
+      expect(call.headers.get('x-request-cost-usd')).toBe('0.002');
       await expectAccessible(page, 'keys');
       await page.getByRole('button', { name: 'Revoke prod server' }).click();
       await page.getByRole('button', { name: 'Yes, revoke' }).click();
@@ -159,9 +176,43 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     }, 120_000);
   }
 
+  test('a customer signed in at $0: the overview says to add funds (402, a notice with a link), not an error', async () => {
+    const w = await walletPage(rig, 1280);
+    const { page, problems, context } = w;
+    // The overview's billed reads (billing, this month's usage, the last 24 hours') are refused 402 at $0:
+    // expected here, and only here; the free one (the account) answers.
+    const refused = await expectingInsufficientBalance(w, async () => {
+      await signIn(rig, page);
+      for (const title of ['Usage could not be loaded', "This month's usage could not be loaded", "The last 24 hours' usage could not be loaded"]) {
+        await page.getByRole('status').filter({ has: page.getByText(title, { exact: true }) }).waitFor();
+      }
+    });
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.join(' ')).toContain('billing.get');
+    expect(refused.join(' ')).toContain('usage.summary');
+    const accountId = await accountIdOf(rig, context);
+    const notices = page.getByRole('status').filter({ hasText: 'could not be loaded' });
+    expect(await notices.count()).toBe(3);
+    for (const notice of await notices.all()) {
+      expect(await notice.textContent()).toContain('Account balance is below the cost of this request; add funds. Reading it here is billed like an API call');
+      expect(await notice.getByRole('link', { name: 'Add funds' }).getAttribute('href')).toBe('#/funds');
+    }
+    expect(await page.getByRole('alert').count()).toBe(0); // not an error
+    expect(await page.locator('dt', { hasText: /^Balance$/ }).locator('xpath=following-sibling::dd[1]').textContent()).toBe(formatUsd(0));
+    await expectAccessible(page, 'overview at $0');
+    // Nothing was charged for the refused reads.
+    const me = await fetch(`${origin}/api/accounts/me`, { headers: dashboardHeaders(DASHBOARD_KEY, accountId) });
+    expect(((await me.json()) as { balanceUsd: number }).balanceUsd).toBe(0);
+    // The link leads to the funds page (free to read: no refusal there).
+    await notices.first().getByRole('link', { name: 'Add funds' }).click();
+    await page.getByRole('img', { name: /QR code of the deposit address/ }).waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
   test('another account\'s data is unreachable from the page: each session sees only its own keys', async () => {
-    const a = await walletPage(rig, 1280);
-    const b = await walletPage(rig, 1280);
+    const a = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
+    const b = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
     for (const who of [a, b]) {
       await signIn(rig, who.page);
       await who.page.getByRole('link', { name: 'API keys' }).click();
@@ -178,7 +229,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     await b.context.close();
   }, 120_000);
   test('a position settled at its event\'s resolution: shown as settled, with its payout and P&L', async () => {
-    const { page, problems, context } = await walletPage(rig, 1280);
+    const { page, problems, context } = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
     await signIn(rig, page);
     const { accountId, who, open } = await programOf(context, 5);
     const event = open.at(-1);
@@ -208,7 +259,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     await context.close();
   }, 120_000);
   test('a sale whose answer is lost is retried with the same Idempotency-Key from the page: it sells once', async () => {
-    const { page, problems, context } = await walletPage(rig, 1280);
+    const { page, problems, context } = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
     await signIn(rig, page);
     const { who, open } = await programOf(context, 5);
     const event = open[0];
@@ -243,7 +294,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     await context.close();
   }, 120_000);
   test('over time: an event\'s valuation candles and a user\'s portfolio, as charts and tables', async () => {
-    const { page, problems, context } = await walletPage(rig, 1280);
+    const { page, problems, context } = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
     await signIn(rig, page);
     const { who, open } = await programOf(context, 5);
     const event = open[0];

@@ -10,12 +10,14 @@
  * The page refreshes by itself without its table ever disappearing. axe-core finds no serious or
  * critical violation at 1280 and 360 px (table and detail open); nothing scrolls sideways at 360 px;
  * no console error, failed request or HTTP error. With SCREENSHOTS=1 it saves markets-<width>.png.
+ * Market data is free, but sign-in lands on the overview, whose billing and usage reads are billed to
+ * the session's account: each account is funded by the operator before the page signs in.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import type { Outputs } from '../dashboard/trpc.ts';
 import { chromiumAvailable } from './harness/chromium.ts';
-import { expectAccessible, shot, signIn, startDashboard, walletPage, type DashboardRig } from './harness/dashboard.ts';
+import { expectAccessible, fundedWallet, shot, signIn, startDashboard, walletPage, type DashboardRig } from './harness/dashboard.ts';
 
 type Events = Outputs['tradingMarket']['events'];
 type ValuationAll = Outputs['tradingMarket']['valuationAll'];
@@ -116,7 +118,7 @@ async function withSameSnapshot<S extends { asOf: string | null }, A>(
 describe.skipIf(!available)('the Markets page in Chromium', () => {
   for (const width of [1280, 360]) {
     test(`every event with its valuation, costs and returns; one event's bands, chart and floors (${width} px)`, async () => {
-      const { page, problems, context } = await walletPage(rig, width);
+      const { page, problems, context } = await walletPage(rig, width, (await fundedWallet(rig, 1)).wallet);
       await signIn(rig, page);
       await page.getByRole('link', { name: 'Markets' }).click();
       await page.getByRole('heading', { name: 'Markets', level: 1 }).waitFor();
@@ -248,7 +250,7 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
   }
 
   test('an event whose own quote fails shows — for its returns; the rest of the page works', async () => {
-    const { page, problems, context } = await walletPage(rig, 1280);
+    const { page, problems, context } = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
     const { events } = await getJson<Events>('/trading/events');
     const target = events.find((e) => e.status === 'open')!;
     // The service's own answer for a quote that fails (an unknown event), put in the place of the target's quote in the page's batch.
@@ -289,7 +291,7 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
   }, 120_000);
 
   test('the page refreshes by itself, and the table stays on screen while it does', async () => {
-    const { page, problems, context } = await walletPage(rig, 1280);
+    const { page, problems, context } = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
     await signIn(rig, page);
     await page.getByRole('link', { name: 'Markets' }).click();
     await page.getByRole('table', { name: 'IPO valuation events' }).waitFor();

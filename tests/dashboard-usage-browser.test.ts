@@ -1,15 +1,19 @@
 /**
  * The dashboard's usage page and the overview's spending figures (issue #18) in a real headless
- * Chromium, against the real app: a customer signs in, gets two API keys, funds the account and calls
- * the API on three routes (/api, /trpc). The usage page's chart (an img with its name, the 7 days of
- * the default period gap-filled), its tables per route and per key (equal to GET /api/usage/summary),
- * its records table (paged by 50, filtered by key and by route: exactly GET /api/usage's records) and
- * its CSV (parsed: exactly the records GET /api/usage returns with the same filters, header included)
- * are checked at 1280 and 360 px; an hourly grouping over more than 31 days is explained in words
- * instead of failing. The overview's requests and spend today and this month equal the summary; a
- * prepaid balance that lasts less than a day at the last 24 hours' rate is warned about, and a
- * healthy one is not. axe-core on every page; every journey fails on any console error, failed
- * request or HTTP error. Without a browser only the CSV helpers' checks run.
+ * Chromium, against the real app: a customer (funded by the operator before signing in) gets two API
+ * keys and calls the API on three routes (/api, /trpc). The page's own reads are billed to the
+ * session like a key's calls: each adds a usage row with no key, shown as "Signed-in session" (an
+ * empty keyId in the CSV). The usage page's chart (an img with its name, the 7 days of the default
+ * period gap-filled), its tables per route and per key, its records table (paged by 50, filtered by
+ * key and by route) and its CSV (parsed, header included) are exactly the records GET /api/usage
+ * returns — read with the session right after the page's read, less the rows written after it (each
+ * such row named and checked) — and GET /api/usage/summary agrees with them; filtered by key (session
+ * rows have none) or by an /api route, counts are fixed numbers. At 1280 and 360 px; an hourly grouping
+ * over more than 31 days is explained in words instead of failing. The overview's requests and spend
+ * today and this month and its last 24 hours are the records its reads counted; a prepaid balance
+ * that lasts less than a day at the last 24 hours' rate is warned about, and a healthy one is not.
+ * axe-core on every page; every journey fails on any console error, failed request or HTTP error.
+ * Without a browser only the CSV helpers' checks run.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
@@ -18,7 +22,7 @@ import { formatCount, formatUsd } from '../dashboard/format.ts';
 import { csvField, fetchAllUsage, usageCsv, type UsageListInput, type UsageRecord } from '../dashboard/usage-csv.ts';
 import { DASHBOARD_KEY } from './harness/app.ts';
 import { chromiumAvailable } from './harness/chromium.ts';
-import { accountIdOf, expectAccessible, shot, signIn, startDashboard, walletPage, type DashboardRig } from './harness/dashboard.ts';
+import { accountIdOf, expectAccessible, fundedWallet, shot, signIn, startDashboard, walletPage, type DashboardRig } from './harness/dashboard.ts';
 import { parseCsv } from '../server/lib/csv.ts';
 
 /** The rows of a CSV file, read by the project's own RFC 4180 reader (the company import's). */
@@ -28,6 +32,8 @@ const available = chromiumAvailable;
 let rig: DashboardRig;
 let origin: string;
 const DAY_MS = 86_400_000;
+/** How the page names the calls made with the signed-in session (they have no key). */
+const SESSION = 'Signed-in session';
 
 beforeAll(async () => {
   if (!available) return;
@@ -63,13 +69,20 @@ async function createKey(customer: Customer, name: string): Promise<{ id: string
 }
 
 /** The operator's routes (dashboard key + x-account-id): credit the account, set its rate. */
-async function operator(customer: Customer, method: 'POST' | 'PUT', path: string, body: unknown): Promise<void> {
+async function operator(accountId: string, method: 'POST' | 'PUT', path: string, body: unknown): Promise<void> {
   const res = await fetch(`${origin}${path}`, {
     method,
-    headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': customer.accountId, 'content-type': 'application/json' },
+    headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': accountId, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   expect(`${path} → ${res.status}`).toBe(`${path} → 200`);
+}
+
+/** The account's balance as the operator reads it (free: no usage row). */
+async function balanceOf(accountId: string): Promise<number> {
+  const me = await fetch(`${origin}/api/accounts/me`, { headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': accountId } });
+  expect(me.status).toBe(200);
+  return ((await me.json()) as { balanceUsd: number }).balanceUsd;
 }
 
 /** A billed call with an API key. */
@@ -81,11 +94,20 @@ async function call(key: string, path: string, times = 1): Promise<void> {
   }
 }
 
-/** A GET on the REST API as the signed-in customer: the same account, never billed (adds no usage row). */
+/**
+ * A GET on the REST API as the signed-in customer: the same account, billed like a key's call — its
+ * usage row (no key) is written before it answers, so a read of usage counts itself.
+ */
 async function asCustomer<T = any>(customer: Customer, path: string): Promise<T> {
   const res = await fetch(`${origin}${path}`, { headers: { cookie: customer.cookie } });
   expect(`${path} → ${res.status}`).toBe(`${path} → 200`);
+  expect(res.headers.get('x-request-cost-usd')).not.toBeNull();
   return (await res.json()) as T;
+}
+
+/** GET /api/usage as the customer: every record of the filters, newest first (the first is this read's own). */
+async function recordsNow(customer: Customer, filters: Record<string, string | undefined>): Promise<UsageRecord[]> {
+  return (await asCustomer(customer, `/api/usage?${query({ ...filters, limit: '10000' })}`)).records as UsageRecord[];
 }
 
 const query = (params: Record<string, string | undefined>) =>
@@ -94,11 +116,80 @@ const query = (params: Record<string, string | undefined>) =>
 const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 // ---------------------------------------------------------------------------------------------
+// Helpers: what a read of the page counted.
+
+/**
+ * What one read of the page may have counted, out of `all` (GET /api/usage for the same filters, read
+ * with the session once the page had settled; newest first). A read is billed when it is admitted,
+ * before it answers, so it counts its own row. Not counted: the `later` newest rows — reads made after
+ * the page's, named by route, all with the session (no key) — and perhaps the page's `sibling`: the
+ * other billed call of the same batch (the page asks usage.summary and usage.list together and the
+ * service answers them in parallel; it also reads a page of records and their total, or the per-day,
+ * per-route and per-key sums, in statements of their own, so each may or may not count that row).
+ * The possibilities, each exact: with the sibling's row, and without it (only one without a sibling).
+ */
+function countedBy(all: UsageRecord[], later: string[], sibling?: string): UsageRecord[][] {
+  expect(all.slice(0, later.length).map((r) => [r.path, r.keyId])).toEqual(later.map((path) => [path, null]));
+  const counted = all.slice(later.length);
+  if (sibling === undefined) return [counted];
+  const at = counted.findIndex((r) => r.path === sibling && r.keyId === null);
+  expect(at).toBeGreaterThanOrEqual(0);
+  return [counted, counted.filter((_, i) => i !== at)];
+}
+
+/** What a read made alone counted (no sibling): everything but the `later` rows, `shown` records in all. */
+function countedAlone(all: UsageRecord[], shown: number, later: string[]): UsageRecord[] {
+  const [counted] = countedBy(all, later);
+  expect(counted!.length).toBe(shown);
+  return counted!;
+}
+
+const micros = (usd: number) => Math.round(usd * 1_000_000);
+const costOf = (records: UsageRecord[]) => records.reduce((sum, r) => sum + micros(r.costUsd), 0) / 1_000_000;
+
+interface Group {
+  requests: number;
+  costUsd: number;
+}
+
+/** Records summed as GET /api/usage/summary sums them: per day, per route and per key, in its order. */
+function summarise(records: UsageRecord[]) {
+  const group = <K,>(keyOf: (r: UsageRecord) => K) => {
+    const groups = new Map<K, UsageRecord[]>();
+    for (const r of records) groups.set(keyOf(r), [...(groups.get(keyOf(r)) ?? []), r]);
+    return [...groups].map(([key, rs]) => ({ key, requests: rs.length, costUsd: costOf(rs) }));
+  };
+  const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0); // the database's C collation
+  return {
+    totals: { requests: records.length, costUsd: costOf(records) },
+    buckets: group((r) => r.timestamp.slice(0, 10)).sort((a, b) => text(a.key, b.key)),
+    // Most requests first, then by route; then by key id, the session's calls (no key) last.
+    byPath: group((r) => r.path)
+      .sort((a, b) => b.requests - a.requests || text(a.key, b.key))
+      .map(({ key, ...g }) => ({ path: key, ...g })),
+    byKey: group((r) => r.keyId)
+      .sort((a, b) => b.requests - a.requests || (a.key === null ? 1 : b.key === null ? -1 : text(a.key, b.key)))
+      .map(({ key, ...g }) => ({ keyId: key, keyName: null as string | null, ...g })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Helpers: reading the page.
 
 /** Waits until no part of the page is loading (every card that fetches says aria-busy while it does). */
 async function settled(page: Page): Promise<void> {
   await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null);
+}
+
+/** The tRPC procedures a request of the page calls (a batch names several, comma-separated). */
+const proceduresOf = (url: string) => decodeURIComponent(new URL(url).pathname).split('/trpc/')[1]?.split(',') ?? [];
+
+/** Does `action`, then waits for the page's answers to the billed `reads` it makes, and for the page to settle. */
+async function reading(page: Page, reads: string[], action: () => Promise<unknown>): Promise<void> {
+  const answered = reads.map((read) => page.waitForResponse((r) => proceduresOf(r.url()).includes(read)));
+  await action();
+  await Promise.all(answered);
+  await settled(page);
 }
 
 /** The body rows of the table under the section headed `heading`, as the text of each cell. */
@@ -112,9 +203,16 @@ async function fact(page: Page, term: string): Promise<string> {
   return (await page.locator('dt', { hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]').textContent())!.trim();
 }
 
+const count = (text: string) => Number(text.replace(/,/g, ''));
+
+/** The records' pager as shown ("1–50 of 62") and the total it names. */
+async function pager(page: Page): Promise<{ text: string; total: number }> {
+  const text = (await page.locator('.usage-pager-status').textContent())!.trim();
+  return { text, total: count(text.split(' of ')[1]!) };
+}
 
 const HEADER = ['id', 'timestamp', 'method', 'path', 'keyId', 'costUsd', 'currency'];
-const csvRowsOf = (records: UsageRecord[]) => [HEADER, ...records.map((r) => [r.id, r.timestamp, r.method, r.path, r.keyId, String(r.costUsd), r.currency])];
+const csvRowsOf = (records: UsageRecord[]) => [HEADER, ...records.map((r) => [r.id, r.timestamp, r.method, r.path, r.keyId ?? '', String(r.costUsd), r.currency])];
 
 /** Clicks "Download CSV" and reads the file the browser saved. */
 async function downloadCsv(page: Page): Promise<{ name: string; rows: string[][] }> {
@@ -125,13 +223,18 @@ async function downloadCsv(page: Page): Promise<{ name: string; rows: string[][]
   return { name: download.suggestedFilename(), rows: csvRows(readFileSync(path, 'utf8')) };
 }
 
+/** A key's name as the page shows it: the session's calls have none. */
+const keyName = (keyId: string | null, names: Map<string, string>) => (keyId === null ? SESSION : (names.get(keyId) ?? keyId));
+
 /** The records table's rows as the page shows them, from the API's records. */
 const shownAs = (records: UsageRecord[], names: Map<string, string>) =>
-  records.map((r) => [`${r.timestamp.slice(0, 10)} ${r.timestamp.slice(11, 19)}`, r.method, r.path, names.get(r.keyId) ?? r.keyId, formatUsd(r.costUsd)]);
+  records.map((r) => [`${r.timestamp.slice(0, 10)} ${r.timestamp.slice(11, 19)}`, r.method, r.path, keyName(r.keyId, names), formatUsd(r.costUsd)]);
 
-const summaryRows = (summary: any) => ({
-  byPath: summary.byPath.map((p: any) => [p.path, formatCount(p.requests), formatUsd(p.costUsd)]),
-  byKey: summary.byKey.map((k: any) => [k.keyName, formatCount(k.requests), formatUsd(k.costUsd)]),
+/** The per-route and per-key tables as the page shows them, from a summary (the API's, or records summed). */
+type Summary = ReturnType<typeof summarise>;
+const summaryRows = (summary: Pick<Summary, 'byPath' | 'byKey'>, names: Map<string, string>) => ({
+  byPath: summary.byPath.map((p) => [p.path, formatCount(p.requests), formatUsd(p.costUsd)]),
+  byKey: summary.byKey.map((k) => [k.keyName ?? keyName(k.keyId, names), formatCount(k.requests), formatUsd(k.costUsd)]),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -144,6 +247,8 @@ test('the CSV file: header, quoting, costs as given; paging reads every record o
   expect(csvField('two\nlines')).toBe('"two\nlines"');
   const text = usageCsv([record('u2', '/api/odd,"path"'), record('u1')]);
   expect(text).toBe('id,timestamp,method,path,keyId,costUsd,currency\r\nu2,2026-11-20T10:15:03.120Z,GET,"/api/odd,""path""",k1,0.000125,USD\r\nu1,2026-11-20T10:15:03.120Z,GET,/api/billing,k1,0.000125,USD\r\n');
+  // A call made with the signed-in session has no key: an empty keyId.
+  expect(usageCsv([{ ...record('s1'), keyId: null }])).toBe('id,timestamp,method,path,keyId,costUsd,currency\r\ns1,2026-11-20T10:15:03.120Z,GET,/api/billing,,0.000125,USD\r\n');
   expect(csvRows(text)).toEqual([HEADER, ['u2', '2026-11-20T10:15:03.120Z', 'GET', '/api/odd,"path"', 'k1', '0.000125', 'USD'], ['u1', '2026-11-20T10:15:03.120Z', 'GET', '/api/billing', 'k1', '0.000125', 'USD']]);
 
   // A list that is newest first and gets two new records after the first page: they push older ones down.
@@ -163,9 +268,11 @@ test('the CSV file: header, quoting, costs as given; paging reads every record o
 
 describe.skipIf(!available)('the usage page and the overview in Chromium', () => {
   for (const width of [1280, 360]) {
-    test(`usage at ${width} px: chart, per route and per key, records filtered and paged, CSV = GET /api/usage`, async () => {
-      const { page, problems, context } = await walletPage(rig, width);
+    test(`usage at ${width} px: chart, per route and per key, records filtered and paged, CSV = GET /api/usage; the page's own reads are billed as "${SESSION}"`, async () => {
+      const { wallet } = await fundedWallet(rig, 10);
+      const { page, problems, context } = await walletPage(rig, width, wallet);
       await signIn(rig, page);
+      await settled(page); // the overview's reads (billed to the session) are done
       const customer = await customerOf(context);
       const alpha = await createKey(customer, 'alpha');
       const beta = await createKey(customer, 'beta');
@@ -173,15 +280,15 @@ describe.skipIf(!available)('the usage page and the overview in Chromium', () =>
         [alpha.id, 'alpha'],
         [beta.id, 'beta'],
       ]);
-      await operator(customer, 'POST', '/api/accounts/credits', { amountUsd: 10, reference: `usage-test-${width}` });
-      // 56 billed requests on three routes: more than one page of 50.
+      // 56 billed requests with the keys on three routes: more than one page of 50.
       await call(alpha.key, '/api/billing', 40);
       await call(beta.key, '/api/usage?limit=1', 12);
       await call(beta.key, '/api/billing', 3);
       await call(beta.key, '/trpc/billing.get');
 
       const opened = utcDate(Date.now());
-      await page.getByRole('link', { name: 'Usage', exact: true }).click();
+      // The page asks the summary and the records (billed, one batch) and the keys (free).
+      await reading(page, ['usage.summary', 'usage.list'], () => page.getByRole('link', { name: 'Usage', exact: true }).click());
       await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
       // The default period: the last 7 UTC days, today included.
       const from = await page.getByLabel('From', { exact: true }).inputValue();
@@ -190,74 +297,111 @@ describe.skipIf(!available)('the usage page and the overview in Chromium', () =>
       expect(Date.parse(to) - Date.parse(from)).toBe(6 * DAY_MS);
       const range = { from, to };
 
-      // What the service says about this period.
-      const summary = await asCustomer(customer, `/api/usage/summary?${query(range)}`);
-      expect(summary.totals.requests).toBe(56);
-      expect(summary.byPath.map((p: any) => [p.path, p.requests])).toEqual([
+      // What the service holds for this period, read right after the page's reads: the keys' 56 calls,
+      // and the session's — the overview's three reads at sign-in, the page's two, and this read.
+      const all = await recordsNow(customer, range);
+      const keyed = all.filter((r) => r.keyId !== null);
+      expect(keyed.length).toBe(56);
+      expect(summarise(keyed).byPath.map((p) => [p.path, p.requests])).toEqual([
         ['/api/billing', 43],
         ['/api/usage', 12],
         ['/trpc/billing.get', 1],
       ]);
-      expect(summary.byKey.map((k: any) => [k.keyName, k.requests])).toEqual([
+      expect(summarise(keyed).byKey.map((k) => [names.get(k.keyId!), k.requests])).toEqual([
         ['alpha', 40],
         ['beta', 16],
       ]);
+      expect(
+        all
+          .filter((r) => r.keyId === null)
+          .map((r) => r.path)
+          .sort(),
+      ).toEqual(['/api/usage', '/trpc/billing.get', '/trpc/usage.list', '/trpc/usage.summary', '/trpc/usage.summary', '/trpc/usage.summary']);
+      expect(all.every((r) => r.costUsd === 0.002)).toBe(true); // a session's read costs what a key's call costs
+      // What each of the page's two reads counted: everything but this read, and perhaps the other one.
+      // The chart and its numbers are one sum (per day): the page's total says which.
+      const forSummary = countedBy(all, ['/api/usage'], '/trpc/usage.list');
+      const forList = countedBy(all, ['/api/usage'], '/trpc/usage.summary');
+      const summedTotal = count(await fact(page, 'Requests'));
+      expect(forSummary.map((c) => c.length)).toContain(summedTotal);
+      const summed = summarise(forSummary.find((c) => c.length === summedTotal)!);
 
       // The chart: a picture with its name, over all 7 days (6 of them without usage: filled with zero).
-      await page.getByText('1–50 of 56', { exact: true }).waitFor();
-      await settled(page);
       const chart = page.getByRole('img', { name: /^Requests \(bars, left scale\) and cost in USD \(line, right scale\) per day \(UTC\)/ });
       expect(await chart.evaluate((c) => c.tagName)).toBe('CANVAS');
       expect(await chart.getAttribute('aria-label')).toBe(
-        `Requests (bars, left scale) and cost in USD (line, right scale) per day (UTC), ${from} to ${to}, 7 days: 56 requests, ${formatUsd(summary.totals.costUsd)} in all`,
+        `Requests (bars, left scale) and cost in USD (line, right scale) per day (UTC), ${from} to ${to}, 7 days: ${formatCount(summed.totals.requests)} requests, ${formatUsd(summed.totals.costUsd)} in all`,
       );
       // Its numbers as a table: the one day with usage.
       await page.getByText('The numbers per day (table)').click();
       const perDay = await tableRows(page, 'Requests and cost per day');
-      expect(perDay.map((r) => r.slice(1))).toEqual(summary.buckets.map((b: any) => [formatCount(b.requests), formatUsd(b.costUsd)]));
+      expect(perDay.map((r) => r.slice(1))).toEqual(summed.buckets.map((b) => [formatCount(b.requests), formatUsd(b.costUsd)]));
 
-      // Per route and per key: the summary's numbers.
-      expect(await tableRows(page, 'By route')).toEqual(summaryRows(summary).byPath);
-      expect(await tableRows(page, 'By API key')).toEqual(summaryRows(summary).byKey);
+      // Per route and per key: the records the page's summary counted, summed. The page's own reads are
+      // there, as calls with no key: "Signed-in session", last.
+      expect(forSummary.map((c) => summaryRows(summarise(c), names).byPath)).toContainEqual(await tableRows(page, 'By route'));
+      const byKey = await tableRows(page, 'By API key');
+      expect(forSummary.map((c) => summaryRows(summarise(c), names).byKey)).toContainEqual(byKey);
+      expect(byKey.map((r) => r[0])).toEqual(['alpha', 'beta', SESSION]);
+      expect(byKey[0]!.slice(1)).toEqual(['40', formatUsd(0.08)]);
+      expect(byKey[1]!.slice(1)).toEqual(['16', formatUsd(0.032)]);
+      expect((await tableRows(page, 'By route')).map((r) => r[0])).toContain('/trpc/usage.summary');
 
-      // The records, newest first, 50 a page.
-      const all = (await asCustomer(customer, `/api/usage?${query({ ...range, limit: '10000' })}`)).records as UsageRecord[];
-      expect(all.length).toBe(56);
-      expect(await tableRows(page, 'Requests')).toEqual(shownAs(all.slice(0, 50), names));
+      // The records, newest first, 50 a page: the page's own read of them among the newest, as the session's.
+      const firstPage = await tableRows(page, 'Requests');
+      expect(forList.map((c) => shownAs(c.slice(0, 50), names))).toContainEqual(firstPage);
+      expect(forList.map((c) => `1–50 of ${formatCount(c.length)}`)).toContain((await pager(page)).text);
+      expect(firstPage.slice(0, 2).some((r) => r[2] === '/trpc/usage.list' && r[3] === SESSION)).toBe(true);
       await expectAccessible(page, `usage at ${width}`);
       await shot(page, 'usage', width);
-      await page.getByRole('button', { name: 'Next' }).click();
-      await page.getByText('51–56 of 56', { exact: true }).waitFor();
-      expect(await tableRows(page, 'Requests')).toEqual(shownAs(all.slice(50), names));
-      expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
-      await page.getByRole('button', { name: 'Previous' }).click();
-      await page.getByText('1–50 of 56', { exact: true }).waitFor();
 
-      // The CSV of everything: exactly the API's records, in its order, header first.
+      // GET /api/usage/summary sums the same records the same way (its own read counted, the next read not).
+      const summary = await asCustomer(customer, `/api/usage/summary?${query(range)}`);
+      const since = countedAlone(await recordsNow(customer, range), summary.totals.requests, ['/api/usage']);
+      expect(summary.totals).toEqual(summarise(since).totals);
+      expect(summaryRows(summary, names)).toEqual(summaryRows(summarise(since), names));
+
+      // The next page: one more read (alone), which counts everything before it.
+      await reading(page, ['usage.list'], () => page.getByRole('button', { name: 'Next' }).click());
+      const atNext = countedAlone(await recordsNow(customer, range), (await pager(page)).total, ['/api/usage']);
+      expect(atNext[0]).toMatchObject({ path: '/trpc/usage.list', keyId: null }); // the page's read of page 2
+      expect((await pager(page)).text).toBe(`51–${formatCount(atNext.length)} of ${formatCount(atNext.length)}`);
+      expect(await tableRows(page, 'Requests')).toEqual(shownAs(atNext.slice(50), names));
+      expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+      await reading(page, ['usage.list'], () => page.getByRole('button', { name: 'Previous' }).click());
+      const atPrevious = countedAlone(await recordsNow(customer, range), (await pager(page)).total, ['/api/usage']);
+      expect((await pager(page)).text).toBe(`1–50 of ${formatCount(atPrevious.length)}`);
+      expect(await tableRows(page, 'Requests')).toEqual(shownAs(atPrevious.slice(0, 50), names));
+
+      // The CSV of everything: exactly the API's records as of the export's read, in their order, header
+      // first. The export's read is the newest: a session's call, its keyId empty.
       const everything = await downloadCsv(page);
       expect(everything.name).toBe(`usage-${from}-to-${to}.csv`);
-      expect(everything.rows).toEqual(csvRowsOf(all));
+      const exported = countedAlone(await recordsNow(customer, range), everything.rows.length - 1, ['/api/usage']);
+      expect(everything.rows).toEqual(csvRowsOf(exported));
+      expect(everything.rows[1]!.slice(3, 5)).toEqual(['/trpc/usage.list', '']);
+      expect(everything.rows.filter((r) => r[4] === '').length).toBe(exported.filter((r) => r.keyId === null).length);
 
-      // Filtered by key: the records table holds exactly beta's records; the breakdowns follow.
+      // Filtered by key: the records table holds exactly beta's records (the session's have no key); the breakdowns follow.
       await page.getByLabel('API key', { exact: true }).selectOption({ label: 'beta' });
       await page.getByText('1–16 of 16', { exact: true }).waitFor();
       await settled(page);
-      const betaOnly = (await asCustomer(customer, `/api/usage?${query({ ...range, keyId: beta.id, limit: '10000' })}`)).records as UsageRecord[];
+      const betaOnly = await recordsNow(customer, { ...range, keyId: beta.id });
       expect(betaOnly.length).toBe(16);
       expect(await tableRows(page, 'Requests')).toEqual(shownAs(betaOnly, names));
       const betaSummary = await asCustomer(customer, `/api/usage/summary?${query({ ...range, keyId: beta.id })}`);
-      expect(await tableRows(page, 'By route')).toEqual(summaryRows(betaSummary).byPath);
+      expect(await tableRows(page, 'By route')).toEqual(summaryRows(betaSummary, names).byPath);
       expect(await tableRows(page, 'By API key')).toEqual([['beta', '16', formatUsd(betaSummary.totals.costUsd)]]);
 
       // And by route: beta's calls to /api/usage only.
       await page.getByLabel('Route', { exact: true }).selectOption('/api/usage');
       await page.getByText('1–12 of 12', { exact: true }).waitFor();
       await settled(page);
-      const narrowed = (await asCustomer(customer, `/api/usage?${query({ ...range, keyId: beta.id, path: '/api/usage', limit: '10000' })}`)).records as UsageRecord[];
+      const narrowed = await recordsNow(customer, { ...range, keyId: beta.id, path: '/api/usage' });
       expect(narrowed.length).toBe(12);
       expect(narrowed.every((r) => r.keyId === beta.id && r.path === '/api/usage')).toBe(true);
       expect(await tableRows(page, 'Requests')).toEqual(shownAs(narrowed, names));
-      expect(await tableRows(page, 'By route')).toEqual([['/api/usage', '12', formatUsd(narrowed.reduce((s, r) => s + r.costUsd, 0))]]);
+      expect(await tableRows(page, 'By route')).toEqual([['/api/usage', '12', formatUsd(costOf(narrowed))]]);
       const filteredCsv = await downloadCsv(page);
       // The same filters on GET /api/usage with an API key (alpha's own call is not beta's: it is not in the answer).
       const res = await fetch(`${origin}/api/usage?${query({ ...range, keyId: beta.id, path: '/api/usage', limit: '10000' })}`, { headers: { 'x-api-key': alpha.key } });
@@ -265,36 +409,44 @@ describe.skipIf(!available)('the usage page and the overview in Chromium', () =>
       const viaKey = (await res.json()) as { records: UsageRecord[]; total: number };
       expect(viaKey.total).toBe(12);
       expect(filteredCsv.rows).toEqual(csvRowsOf(viaKey.records));
-      // That call was billed to alpha: one more request to /api/usage, which the page shows from now on.
-      const after = await asCustomer(customer, `/api/usage/summary?${query(range)}`);
-      expect(after.totals.requests).toBe(57);
-      expect(after.byPath.find((p: any) => p.path === '/api/usage').requests).toBe(13);
+      // That call was billed to alpha: one more request to /api/usage.
+      const alphaSummary = await asCustomer(customer, `/api/usage/summary?${query({ ...range, keyId: alpha.id })}`);
+      expect(alphaSummary.totals.requests).toBe(41);
+      expect(alphaSummary.byPath.map((p: any) => [p.path, p.requests])).toEqual([
+        ['/api/billing', 40],
+        ['/api/usage', 1],
+      ]);
 
-      // Only the route: every key's calls to /api/billing.
+      // Only the route: every key's calls to /api/billing (the session never calls it).
       await page.getByLabel('API key', { exact: true }).selectOption({ label: 'All keys' });
       await page.getByLabel('Route', { exact: true }).selectOption('/api/billing');
       await page.getByText('1–43 of 43', { exact: true }).waitFor();
       await settled(page);
-      const billingOnly = (await asCustomer(customer, `/api/usage?${query({ ...range, path: '/api/billing', limit: '10000' })}`)).records as UsageRecord[];
+      const billingOnly = await recordsNow(customer, { ...range, path: '/api/billing' });
+      expect(billingOnly.length).toBe(43);
       expect(await tableRows(page, 'Requests')).toEqual(shownAs(billingOnly, names));
       expect((await downloadCsv(page)).rows).toEqual(csvRowsOf(billingOnly));
 
-      // By hour: the same numbers per route; more than 31 days of hours is explained, not sent (no 400 in `problems`).
-      await page.getByLabel('Route', { exact: true }).selectOption({ label: 'All routes' });
-      await page.getByLabel('Group by', { exact: true }).selectOption('hour');
+      // By hour: the same sums per route; more than 31 days of hours is explained, not sent (no 400 in `problems`).
+      await reading(page, ['usage.summary', 'usage.list'], () => page.getByLabel('Route', { exact: true }).selectOption({ label: 'All routes' }));
+      await reading(page, ['usage.summary'], () => page.getByLabel('Group by', { exact: true }).selectOption('hour'));
       await page.getByRole('heading', { name: 'Requests and cost per hour' }).waitFor();
-      await settled(page);
       await page.getByRole('img', { name: /per hour \(UTC\)/ }).waitFor();
-      expect(await tableRows(page, 'By route')).toEqual(summaryRows(after).byPath);
-      await page.getByLabel('From', { exact: true }).fill(utcDate(Date.parse(to) - 40 * DAY_MS));
+      const hourly = countedAlone(await recordsNow(customer, range), count(await fact(page, 'Requests')), ['/api/usage']);
+      expect(hourly[0]).toMatchObject({ path: '/trpc/usage.summary', keyId: null }); // the page's hourly read
+      expect(await tableRows(page, 'By route')).toEqual(summaryRows(summarise(hourly), names).byPath);
+      const longer = { from: utcDate(Date.parse(to) - 40 * DAY_MS), to };
+      await reading(page, ['usage.list'], () => page.getByLabel('From', { exact: true }).fill(longer.from));
       await page.getByText('Grouping by hour covers at most 31 days, and this period has 41. Shorten the period or group by day.').first().waitFor();
       expect(await page.getByRole('img').count()).toBe(0);
-      // The records do not depend on the grouping: still shown.
-      await page.getByText('1–50 of 57', { exact: true }).waitFor();
-      await page.getByLabel('Group by', { exact: true }).selectOption('day');
+      // The records do not depend on the grouping: still shown (read again for the new period).
+      const longerListed = countedAlone(await recordsNow(customer, longer), (await pager(page)).total, ['/api/usage']);
+      expect((await pager(page)).text).toBe(`1–50 of ${formatCount(longerListed.length)}`);
+      expect(await tableRows(page, 'Requests')).toEqual(shownAs(longerListed.slice(0, 50), names));
+      await reading(page, ['usage.summary'], () => page.getByLabel('Group by', { exact: true }).selectOption('day'));
       await page.getByRole('img', { name: /per day \(UTC\)/ }).waitFor();
-      await settled(page);
-      expect(await tableRows(page, 'By route')).toEqual(summaryRows(after).byPath);
+      const daily = countedAlone(await recordsNow(customer, longer), count(await fact(page, 'Requests')), ['/api/usage']);
+      expect(await tableRows(page, 'By route')).toEqual(summaryRows(summarise(daily), names).byPath);
 
       // Dates the wrong way round: said in words, nothing asked.
       await page.getByLabel('From', { exact: true }).fill(utcDate(Date.parse(to) + DAY_MS));
@@ -305,30 +457,44 @@ describe.skipIf(!available)('the usage page and the overview in Chromium', () =>
       await context.close();
     }, 120_000);
 
-    test(`overview at ${width} px: requests and spend today and this month equal the summary; a healthy balance has no warning`, async () => {
-      const { page, problems, context } = await walletPage(rig, width);
+    test(`overview at ${width} px: requests and spend today and this month and the last 24 hours are the records its reads counted; a healthy balance has no warning`, async () => {
+      const { wallet, accountId } = await fundedWallet(rig, 10);
+      const { page, problems, context } = await walletPage(rig, width, wallet);
       await signIn(rig, page);
+      await settled(page);
       const customer = await customerOf(context);
       const key = await createKey(customer, 'main');
-      await operator(customer, 'POST', '/api/accounts/credits', { amountUsd: 10, reference: `overview-test-${width}` });
       await call(key.key, '/api/billing', 5);
       await call(key.key, '/api/usage?limit=1', 2);
-      await page.reload();
+      const before = await balanceOf(accountId);
+      expect(micros(before)).toBe(micros(10) - 2000 * (3 + 7)); // the overview's three reads at sign-in, the key's seven calls
+      // The overview asks the account (free), the billing and this month's usage (billed) in one batch, then
+      // the last 24 hours' usage (billed).
+      await reading(page, ['accounts.me', 'billing.get', 'usage.summary'], () => page.reload());
       await page.getByRole('heading', { name: 'Overview' }).waitFor();
       await page.getByText('Last 24 hours', { exact: true }).waitFor();
       await settled(page);
 
-      const now = Date.now();
-      const today = await asCustomer(customer, `/api/usage/summary?${query({ from: utcDate(now) })}`);
-      const month = await asCustomer(customer, `/api/usage/summary?${query({ from: `${utcDate(now).slice(0, 8)}01` })}`);
-      expect(today.totals.requests).toBe(7);
-      expect(await fact(page, 'Requests today')).toBe(formatCount(today.totals.requests));
-      expect(await fact(page, 'Spent today')).toBe(formatUsd(today.totals.costUsd));
-      expect(await fact(page, 'Spent this month')).toBe(formatUsd(month.totals.costUsd));
-      expect(await fact(page, 'Last 24 hours')).toBe(formatUsd(today.totals.costUsd));
-      expect(formatUsd(today.totals.costUsd)).toBe('$0.014');
-      // The existing figures stay: the balance of the credit minus the calls.
-      expect(await fact(page, 'Balance')).toBe(formatUsd(10 - 0.014));
+      const all = await recordsNow(customer, { from: utcDate(Date.now()) });
+      expect(all.filter((r) => r.keyId !== null).length).toBe(7);
+      expect(costOf(all.filter((r) => r.keyId !== null))).toBe(0.014);
+      // The last 24 hours, asked last and alone, counted everything before this read.
+      expect(all[1]).toMatchObject({ path: '/trpc/usage.summary', keyId: null });
+      expect(await fact(page, 'Last 24 hours')).toBe(formatUsd(costOf(all.slice(1))));
+      // This month's (today's) usage counted everything but the two reads after it, and perhaps the billing read beside it.
+      // (Requests and spend come from one sum, per day: the count shown says which.)
+      const today = count(await fact(page, 'Requests today'));
+      const possible = countedBy(all, ['/api/usage', '/trpc/usage.summary'], '/trpc/billing.get');
+      expect(possible.map((c) => c.length)).toContain(today);
+      const month = possible.find((c) => c.length === today)!;
+      expect(month.filter((r) => r.keyId === null).length).toBeGreaterThanOrEqual(4); // three at sign-in, its own
+      expect(await fact(page, 'Spent today')).toBe(formatUsd(costOf(month)));
+      expect(await fact(page, 'Spent this month')).toBe(formatUsd(costOf(month)));
+      // The balance: the credit less the calls before the reload, less those of the page's own batch the
+      // service had admitted when it read the account (they run beside it): none, one or both.
+      expect([0, 1, 2].map((n) => formatUsd((micros(before) - 2000 * n) / 1_000_000))).toContain(await fact(page, 'Balance'));
+      // Billing: every read since the reload was charged: the batch's two, the last 24 hours', this one.
+      expect(micros(await balanceOf(accountId))).toBe(micros(before) - 2000 * 4);
       expect(await page.getByText('Your balance runs out within a day').count()).toBe(0);
       await expectAccessible(page, `overview at ${width}`);
       await shot(page, 'overview-spending', width);
@@ -338,41 +504,43 @@ describe.skipIf(!available)('the usage page and the overview in Chromium', () =>
   }
 
   test('overview: a prepaid balance that lasts less than a day at the last 24 hours\' rate is warned about, with how long it lasts', async () => {
-    const { page, problems, context } = await walletPage(rig, 1280);
+    // $0.20 a request, the page's own reads included: three each time the overview opens.
+    const { wallet, accountId } = await fundedWallet(rig, 2);
+    await operator(accountId, 'PUT', '/api/accounts/rate', { costPerRequestUsd: 0.2 });
+    const { page, problems, context } = await walletPage(rig, 1280, wallet);
     await signIn(rig, page);
-    const customer = await customerOf(context);
-    const key = await createKey(customer, 'busy');
-    await operator(customer, 'POST', '/api/accounts/credits', { amountUsd: 1, reference: 'runout-test' });
-    await operator(customer, 'PUT', '/api/accounts/rate', { costPerRequestUsd: 0.2 });
-    // Before any spending: no warning (no rate to extrapolate).
-    await page.reload();
     await page.getByText('Last 24 hours', { exact: true }).waitFor();
     await settled(page);
+    // A healthy balance: $0.60 spent in the last 24 hours (the overview's reads), at least $1.60 left: no warning.
+    expect(await fact(page, 'Last 24 hours')).toBe('$0.60');
     expect(await page.getByText('Your balance runs out within a day').count()).toBe(0);
 
-    // $0.80 spent in the last 24 hours, $0.20 left: about 6 hours at that rate.
-    await call(key.key, '/api/billing', 4);
-    const me = await fetch(`${origin}/api/accounts/me`, { headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': customer.accountId } });
-    expect(((await me.json()) as { balanceUsd: number }).balanceUsd).toBe(0.2);
+    // $0.60 more with a key: $0.80 left before the reload, whose reads cost $0.60 more: $1.80 in the last
+    // 24 hours, and the balance the page reads is $0.80, $0.60 or $0.40 (the reads of its batch run beside it).
+    const customer = await customerOf(context);
+    const key = await createKey(customer, 'busy');
+    await call(key.key, '/api/billing', 3);
+    expect(await balanceOf(accountId)).toBe(0.8);
     await page.reload();
     const warning = page.getByRole('status').filter({ hasText: 'Your balance runs out within a day' });
     await warning.waitFor();
-    expect(await warning.textContent()).toContain("At the last 24 hours' rate of $0.80/day your balance of $0.20 lasts about 6 hours.");
+    await settled(page);
+    expect(await fact(page, 'Last 24 hours')).toBe('$1.80');
+    const balance = await fact(page, 'Balance');
+    const lasts = { '$0.80': 'about 11 hours', '$0.60': 'about 8 hours', '$0.40': 'about 5 hours' }[balance];
+    expect(lasts).toBeDefined();
+    expect(await warning.textContent()).toContain(`At the last 24 hours' rate of $1.80/day your balance of ${balance} lasts ${lasts}.`);
     expect(await warning.getByRole('link', { name: 'Add funds' }).getAttribute('href')).toBe('#/funds');
+    expect(await balanceOf(accountId)).toBe(0.2);
     await expectAccessible(page, 'overview with the warning');
     await shot(page, 'overview-warning', 1280);
 
-    // One more request: the balance no longer covers one, and the warning says so.
-    await call(key.key, '/api/billing');
-    await page.reload();
-    await page.getByText('Your balance of $0.00 no longer covers a request ($0.20 each)').waitFor();
-
     // Funded again: the same rate is now healthy.
-    await operator(customer, 'POST', '/api/accounts/credits', { amountUsd: 50, reference: 'runout-test-2' });
+    await operator(accountId, 'POST', '/api/accounts/credits', { amountUsd: 50, reference: 'runout-test-2' });
     await page.reload();
     await page.getByText('Last 24 hours', { exact: true }).waitFor();
     await settled(page);
-    expect(await fact(page, 'Last 24 hours')).toBe('$1.00');
+    expect(await fact(page, 'Last 24 hours')).toBe('$2.40');
     expect(await page.getByText('Your balance runs out within a day').count()).toBe(0);
     expect(problems).toEqual([]);
     await context.close();

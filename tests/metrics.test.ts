@@ -94,6 +94,18 @@ describe('access', () => {
     }
   });
 
+  test('promtool\'s naming rule: no gauge ends in _total, every counter does (prom-client\'s nodejs_active_*_total gauges dropped)', async () => {
+    const res = await t.request('/metrics', { headers: OPERATOR });
+    const text = await res.text();
+    const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name: name!, type: type! }));
+    expect(types.length).toBeGreaterThan(20);
+    expect(types.filter((m) => m.type === 'gauge' && m.name.endsWith('_total')).map((m) => m.name)).toEqual([]);
+    expect(types.filter((m) => m.type === 'counter' && !m.name.endsWith('_total')).map((m) => m.name)).toEqual([]);
+    expect(types.filter((m) => m.type === 'counter').length).toBeGreaterThan(3);
+    // The labelled gauges the dropped sums came from stay.
+    expect(types.map((m) => m.name)).toContain('nodejs_active_handles');
+  });
+
   test('wrong keys count against the address\'s failed-authentication budget: 429 once it is used up', async () => {
     const gated = await createTestApp({ RATE_LIMIT_AUTH_FAILURE_BURST: '2', RATE_LIMIT_AUTH_FAILURE_RPS: '0.001' });
     try {

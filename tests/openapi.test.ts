@@ -199,3 +199,204 @@ describe('/docs', () => {
     expect(init).not.toMatch(/https?:\/\//);
   });
 });
+
+describe('the document says what the service does (issue #26 §4)', () => {
+  const operations = () =>
+    t.app.routes.map((route) => ({ route, op: doc.paths[route.template][route.method.toLowerCase()], where: `${route.method} ${route.template}` }));
+  const headerParam = (op: any, name: string) => op.parameters.find((p: any) => p.in === 'header' && p.name === name);
+
+  test('x-user-id is never declared required (the userId member may name the user); x-account-id only where a session cannot stand in', () => {
+    const required = operations().flatMap(({ op, where }) => op.parameters.filter((p: any) => p.in === 'header' && p.required).map((p: any) => `${where} ${p.name}`));
+    const expected = operations()
+      .filter(({ route }) => route.meta.access === 'dashboard' && !route.meta.session)
+      .map(({ where }) => `${where} x-account-id`);
+    expect(required.sort()).toEqual(expected.sort());
+    for (const { route, op, where } of operations()) {
+      if (route.meta.access === 'user') {
+        expect(`${where}: ${headerParam(op, 'x-user-id').description}`).toContain('Required unless the input\'s userId member names the user');
+        const member = op.requestBody ? op.requestBody.content['application/json'].schema.properties.userId : op.parameters.find((p: any) => p.in === 'query' && p.name === 'userId');
+        expect(`${where}: ${Boolean(member)}`).toBe(`${where}: true`);
+      }
+      if (route.meta.access === 'dashboard' && route.meta.session) expect(headerParam(op, 'x-account-id').description).toContain('with a session cookie it is neither needed nor read');
+    }
+  });
+
+  test('the service accepts the calls the document now allows: the user as the userId member, without x-user-id', async () => {
+    const account = await fundedAccount(t);
+    const user = newUserId();
+    const listed = await t.request(`/api/trading/positions?userId=${user}`, { headers: account.headers });
+    expect(listed.status).toBe(200);
+    const example = doc.paths['/trading/quote'].post.requestBody.content['application/json'].example;
+    const quoted = await t.request('/api/trading/quote', { method: 'POST', headers: { ...account.headers, 'content-type': 'application/json' }, body: JSON.stringify({ ...example, userId: user }) });
+    expect(quoted.status).toBe(200);
+  });
+
+  test('403 and 405 on every operation (405 with Allow), 413 and 415 on every method that carries a body, 401 on the sign-in, each with our error body\'s examples', () => {
+    for (const { op, where } of operations()) {
+      expect(`${where} 405: ${Boolean(op.responses['405']?.headers?.Allow)}`).toBe(`${where} 405: true`);
+      expect(`${where} 403: ${(Object.values(op.responses['403']?.content['application/json'].examples ?? {}) as any[]).some((e) => e.value.code === 'FORBIDDEN_ORIGIN')}`).toBe(`${where} 403: true`);
+      // A body is checked (size, content type) before the operation is known to need one.
+      for (const status of ['413', '415']) expect(`${where} ${status}: ${Boolean(op.responses[status])}`).toBe(`${where} ${status}: ${!where.startsWith('GET ')}`);
+      for (const status of ['405', '413', '415']) {
+        if (!op.responses[status]) continue;
+        const examples = Object.values(op.responses[status].content['application/json'].examples) as any[];
+        expect(examples.map((e) => e.value.status)).toEqual([Number(status)]);
+      }
+    }
+    const verify = doc.paths['/auth/verify'].post.responses['401'];
+    expect(verify.description).toContain('Sign-in refused');
+    expect(Object.values(verify.content['application/json'].examples).length).toBeGreaterThan(1);
+  });
+
+  test('RateLimit-* on every 2xx and 4xx but 405 and 413 (refused before any limit), Retry-After on every 429', () => {
+    for (const { op, where } of operations()) {
+      for (const [status, response] of Object.entries(op.responses) as Array<[string, any]>) {
+        if (status.startsWith('5')) continue;
+        const limited = status !== '405' && status !== '413';
+        expect(`${where} ${status}: ${Boolean(response.headers?.['RateLimit-Limit'] && response.headers['RateLimit-Remaining'] && response.headers['RateLimit-Reset'])}`).toBe(`${where} ${status}: ${limited}`);
+      }
+      expect(op.responses['429'].headers['Retry-After']).toBeDefined();
+    }
+  });
+
+  test('the service answers as documented: 405 with Allow, 415 and a refused sign-in\'s 401 carry our body; a 4xx carries RateLimit-* (they are documented there)', async () => {
+    const wrongMethod = await t.request('/api/pricing', { method: 'DELETE' });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET');
+    expect((await json(wrongMethod)).code).toBe('METHOD_NOT_ALLOWED');
+
+    const account = await fundedAccount(t);
+    const plain = await t.request('/api/trading/quote', { method: 'POST', headers: { ...account.headers, 'x-user-id': newUserId(), 'content-type': 'text/plain' }, body: '{}' });
+    expect(plain.status).toBe(415);
+    expect((await json(plain)).code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(doc.paths['/trading/quote'].post.responses['415']).toBeDefined();
+
+    const missing = await t.request('/api/trading/positions/pos_8Hn3QwZr5KcV2mTy7LpX9d', { headers: { ...account.headers, 'x-user-id': newUserId() } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
+    expect(doc.paths['/trading/positions/{id}'].get.responses['404'].headers['RateLimit-Limit']).toBeDefined();
+
+    const { signInMessage, verify } = await import('./harness/sign-in.ts');
+    const { generatePrivateKey, privateKeyToAccount } = await import('viem/accounts');
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const message = await signInMessage(t, wallet, { domain: 'evil.example' });
+    const refused = await verify(t, message, await wallet.signMessage({ message }));
+    expect(refused.status).toBe(401);
+    expect((await json(refused)).code).toBe('UNAUTHORIZED');
+  });
+
+  test('the patterns the server enforces are stated: identifiers, wallet addresses, instants', async () => {
+    const { IDENTIFIER } = await import('../server/lib/identifiers.ts');
+    const { ISO_INSTANT_PATTERN, EVM_ADDRESS_PATTERN } = await import('../server/http/openapi.ts');
+    const { parseIsoInstant } = await import('../routers/params.ts');
+    for (const { route, op, where } of operations()) {
+      for (const name of ['x-user-id', 'x-account-id']) {
+        const p = headerParam(op, name);
+        if (p) expect(`${where} ${name}: ${p.schema.pattern}`).toBe(`${where} ${name}: ${IDENTIFIER.source}`);
+      }
+      const wallet = op.requestBody?.content['application/json'].schema.properties?.walletAddress;
+      if (wallet) expect(`${where}: ${wallet.pattern}`).toBe(`${where}: ${EVM_ADDRESS_PATTERN}`);
+      for (const p of op.parameters.filter((p: any) => p.in === 'query' && ['from', 'to', 'startDate', 'endDate', 'updatedSince'].includes(p.name))) {
+        expect(`${where} ${p.name}: ${p.schema.pattern}`).toBe(`${where} ${p.name}: ${ISO_INSTANT_PATTERN}`);
+      }
+      void route;
+    }
+    expect(doc.paths['/trading/settings'].put.requestBody.content['application/json'].schema.properties.walletAddress.pattern).toBe('^0x[0-9a-fA-F]{40}$');
+    // The instant pattern and the parser agree on the form (the calendar and the range are the parser's alone).
+    const pattern = new RegExp(ISO_INSTANT_PATTERN);
+    for (const text of ['2026-11-22', '2026-11-22T06:00', '2026-11-22T06:00:00Z', '2026-11-22T06:00:00.123456789+05:30', '2026-11-22T06:00-0800', '2026-11-22 06:00', '2026/11/22', '26-11-22', '2026-11-22T06', '2026-11-22T06:00:00', 'x']) {
+      const parsed = parseIsoInstant(text);
+      const form = !(typeof parsed === 'string' && parsed.startsWith('must be an ISO 8601'));
+      expect(`${text}: ${pattern.test(text)}`).toBe(`${text}: ${form}`);
+    }
+    // And the server refuses what the patterns refuse.
+    const account = await fundedAccount(t);
+    const badUser = await t.request('/api/trading/positions', { headers: { ...account.headers, 'x-user-id': 'no spaces allowed' } });
+    expect(badUser.status).toBe(400);
+    expect(pattern.test('2026-11-22 06:00')).toBe(false);
+    const badDate = await t.request('/api/usage?from=2026-11-22%2006:00', { headers: account.headers });
+    expect(badDate.status).toBe(400);
+    const badWallet = await t.request('/api/trading/settings', { method: 'PUT', headers: { ...account.headers, 'x-user-id': newUserId(), 'content-type': 'application/json' }, body: JSON.stringify({ walletAddress: '0x1234' }) });
+    expect(badWallet.status).toBe(400);
+  });
+
+  test('?apiKey= stays, documented as deprecated and discouraged, with the reason', () => {
+    const scheme = doc.components.securitySchemes.ApiKeyQuery;
+    expect(scheme).toMatchObject({ type: 'apiKey', in: 'query', name: 'apiKey', 'x-deprecated': true });
+    expect(scheme.description).toContain('Deprecated');
+    expect(scheme.description).toContain('URLs end up in logs');
+    expect(doc.info.description).toContain('deprecated and discouraged');
+  });
+
+  test('sessions are described as billed like keys on billed routes, never as unbilled', () => {
+    const text = JSON.stringify([doc.info.description, doc.tags, doc.components.securitySchemes.Session]);
+    expect(text).toContain('billed to that account exactly like a key');
+    expect(text).not.toMatch(/never billed|, unbilled[.;]/);
+  });
+});
+
+describe('webhooks (OpenAPI 3.1 `webhooks`)', () => {
+  test('every event type, with its data schema and the Standard Webhooks headers', async () => {
+    const { WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE } = await import('../server/webhooks/service.ts');
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE].sort());
+    for (const [type, item] of Object.entries(doc.webhooks) as Array<[string, any]>) {
+      const headers = item.post.parameters.filter((p: any) => p.in === 'header');
+      expect(headers.map((p: any) => [p.name, p.required])).toEqual([['webhook-id', true], ['webhook-timestamp', true], ['webhook-signature', true]]);
+      const ref = item.post.requestBody.content['application/json'].schema.$ref;
+      const schema = doc.components.schemas[ref.replace('#/components/schemas/', '')];
+      expect(schema.properties.type).toMatchObject({ const: type });
+      expect(schema.required).toEqual(['id', 'type', 'timestamp', 'data']);
+      expect(Object.keys(schema.properties.data.properties).length).toBeGreaterThan(1);
+    }
+  });
+
+  test('real payloads of a trading round trip, a resolution, a low balance and a test event match their schemas', async () => {
+    const { default: Ajv2020 } = await import('ajv/dist/2020');
+    const { default: addFormats } = await import('ajv-formats');
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    let rows: Array<{ payload: string }> | undefined;
+    addFormats(ajv);
+    const { WEBHOOK_EVENT_TYPES, createWebhook, sendTestEvent } = await import('../server/webhooks/service.ts');
+    const { checkBalanceLow } = await import('../server/webhooks/balance-low.ts');
+    const { webhookDeliveries } = await import('../db/schema.ts');
+    const { eq } = await import('drizzle-orm');
+    const { DASHBOARD_KEY } = await import('./harness/app.ts');
+    const { createTradingApp } = await import('./harness/trading-venue.ts');
+    const { trader, buy, sell } = await import('./harness/trading.ts');
+
+    const app = await createTradingApp({ MARKET_DATA_TTL_MS: '0' });
+    try {
+      const account = await fundedAccount(app, { usd: 1.01 });
+      const hook = await createWebhook(app.services, account.accountId, { url: 'https://hooks.example.com/pipo', events: [...WEBHOOK_EVENT_TYPES] }, { lookup: async () => ['93.184.216.34'] });
+      const who = await trader(app, { account });
+      const { events } = await json(await app.request('/api/trading/events'));
+      const [first, second] = events.filter((e: any) => e.status === 'open');
+      const bought = await buy(app, who, { eventId: first.id, side: 'LONG', amount: 40 });
+      expect(`${bought.res.status} ${JSON.stringify(bought.body)}`).toStartWith('200 ');
+      expect((await sell(app, who, { positionId: bought.body.positionId, percentage: 100 })).res.status).toBe(200);
+      expect((await buy(app, who, { eventId: second.id, side: 'LONG', amount: 40 })).res.status).toBe(200);
+      const resolved = await app.request(`/api/events/${second.id}/resolution`, {
+        method: 'POST',
+        headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': account.accountId, 'content-type': 'application/json' },
+        body: JSON.stringify({ winningBandId: second.bands[0].id }),
+      });
+      expect(resolved.status).toBe(200);
+      // Spend the balance under BALANCE_LOW_USD ($1) with billed calls, then run the check.
+      for (let i = 0; i < 6; i++) await app.request('/api/billing', { headers: account.headers });
+      await checkBalanceLow(app.services);
+      await sendTestEvent(app.database.db, account.accountId, hook.id);
+      rows = await app.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
+    } finally {
+      await app.close();
+    }
+    const seen = new Set<string>();
+    for (const row of rows!) {
+      const body = JSON.parse(row.payload);
+      const validate = ajv.compile(doc.components.schemas[`Webhook_${body.type.replace(/\./g, '_')}`]);
+      const ok = validate(body);
+      expect(`${body.type}: ${ok ? 'valid' : JSON.stringify(validate.errors)}`).toBe(`${body.type}: valid`);
+      seen.add(body.type);
+    }
+    expect([...seen].sort()).toEqual(['balance.low', 'event.resolved', 'order.filled', 'position.closed', 'position.opened', 'position.settled', 'webhook.test']);
+  }, 180_000);
+});

@@ -21,8 +21,8 @@ const MAX_HOURLY_DAYS = 31;
 /** Longer day charts start at the first day with usage (years of empty bars say nothing). */
 const MAX_EMPTY_LEAD_DAYS = 366;
 /**
- * Usage grows with every call of the account's keys: a filter chosen again is asked again (its last
- * answer shows meanwhile), so the chart, the tables and the records agree with each other.
+ * Usage grows with every call of the account's keys (and every read of this page): a filter chosen
+ * again is asked again (its last answer shows meanwhile), so the chart, the tables and the records agree with each other.
  */
 const FRESH_MS = 0;
 const MIN_DATE = '1970-01-01';
@@ -251,7 +251,7 @@ function OverTime({ ids, filters, now, summary, blocked }: { ids: string; filter
             <dd className="figure">{formatUsd(summary.data.totals.costUsd)}</dd>
           </dl>
           {summary.data.totals.requests === 0 ? (
-            <p>No requests in this period{filters.keyId || filters.path ? ' for this key and route' : ''}. Calls made with your API keys are counted here; the dashboard's own calls are free and not listed.</p>
+            <p>No requests in this period{filters.keyId || filters.path ? ' for this key and route' : ''}. Calls made with your API keys are counted here, and so are this dashboard's own reads (billed like an API call, listed as "{SESSION_LABEL}").</p>
           ) : (
             <>
               <Chart

@@ -33,8 +33,27 @@ export function addExamples(doc: OpenAPIObject, routes: readonly Route[]): void 
     if (!operation) throw new Error(`OpenAPI document lacks ${route.method} ${route.template}`);
     liftParameterDocs(operation);
     addBodyExample(operation);
-    addErrorExamples(operation, route);
+    addErrorExamples(operation, route, { allowed: Object.keys(doc.paths?.[route.template] ?? {}).map((m) => m.toUpperCase()), maxBodyBytes: maxBodyBytesOf(doc) });
   }
+}
+
+/** What an example of a refusal before the procedure needs to know of the document. */
+interface TransportFacts {
+  /** The methods of the operation's path. */
+  allowed: string[];
+  maxBodyBytes: number;
+}
+
+const maxBodyBytesOf = (doc: OpenAPIObject) => Number((doc.info as unknown as { 'x-request-limits'?: { maxBodyBytes?: number } })['x-request-limits']?.maxBodyBytes ?? 1_048_576);
+
+/** The operation's path with its path parameters' examples in place, as a request names it. */
+function examplePath(route: Route, operation: OperationObject): string {
+  let path = route.template;
+  for (const p of (operation.parameters ?? []).filter(isParameter).filter((p) => p.in === 'path')) {
+    const value = parameterExample(p);
+    if (value !== undefined) path = path.replace(`{${p.name}}`, encodeURIComponent(String(value)));
+  }
+  return `/api${path}`;
 }
 
 /**
@@ -105,6 +124,13 @@ function hasInput(operation: OperationObject, name: string): boolean {
 
 /** Route-specific refusals, by tRPC procedure path and status (the messages the handlers write). */
 const ROUTE_ERRORS: Record<string, Partial<Record<number, ErrorCase[]>>> = {
+  'auth.verify': {
+    401: [
+      ['UNAUTHORIZED', 'Sign-in refused: the message is for evil.example, not localhost:3000'],
+      ['UNAUTHORIZED', 'Sign-in refused: the signature is not 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\'s'],
+      ['UNAUTHORIZED', 'Sign-in refused: no pipo_nonce cookie: send back the cookie GET /api/auth/nonce set with the nonce'],
+    ],
+  },
   'trading.buy': {
     402: [
       ['INSUFFICIENT_BALANCE', 'Account balance is below the cost of this request; add funds'],
@@ -173,9 +199,17 @@ const ROUTE_ERRORS: Record<string, Partial<Record<number, ErrorCase[]>>> = {
 };
 
 /** The refusals any route of its kind gives for a status (used where ROUTE_ERRORS says nothing). */
-function defaultErrors(status: number, route: Route, operation: OperationObject): ErrorCase[] {
+function defaultErrors(status: number, route: Route, operation: OperationObject, facts: TransportFacts): ErrorCase[] {
   const access = route.meta.access ?? 'public';
   switch (status) {
+    case 405: {
+      const other = ['PATCH', 'PUT', 'DELETE', 'POST', 'GET'].find((method) => !facts.allowed.includes(method))!;
+      return [['METHOD_NOT_ALLOWED', `${other} is not allowed on ${examplePath(route, operation)}; use ${facts.allowed.join(' or ')}`]];
+    }
+    case 413:
+      return [['PAYLOAD_TOO_LARGE', `Request body exceeds ${facts.maxBodyBytes} bytes`]];
+    case 415:
+      return [['UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json']];
     case 400: {
       const [required] = requiredInputs(operation);
       const cases: ErrorCase[] = [['BAD_REQUEST', required ? `${required}: required` : 'Unknown parameter: colour']];
@@ -207,12 +241,14 @@ function defaultErrors(status: number, route: Route, operation: OperationObject)
   }
 }
 
-function addErrorExamples(operation: OperationObject, route: Route) {
+function addErrorExamples(operation: OperationObject, route: Route, facts: TransportFacts) {
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     if (Number(status) < 400) continue;
     const media = response.content?.['application/json'];
     if (!media) continue;
-    const cases = ROUTE_ERRORS[route.procedurePath]?.[Number(status)] ?? defaultErrors(Number(status), route, operation);
+    const own = ROUTE_ERRORS[route.procedurePath]?.[Number(status)];
+    // Every operation may answer a refused browser Origin (403 FORBIDDEN_ORIGIN), beside its own 403s.
+    const cases = own ? (Number(status) === 403 ? [...own, ...defaultErrors(403, route, operation, facts)] : own) : defaultErrors(Number(status), route, operation, facts);
     const examples: Record<string, ExampleObject> = {};
     for (const [code, message] of cases) {
       if (ERROR_STATUS[code] !== Number(status)) throw new Error(`OpenAPI: ${code} is not a ${status} (${route.method} ${route.template})`);

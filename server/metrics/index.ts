@@ -29,10 +29,27 @@ export function createMetrics(options: { enabled: boolean; now?: () => number })
   // Standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes, …): existing dashboards read them as they are.
   // The event-loop delay is sampled every 100 ms, not prom-client's default 10 ms: at 10 ms its timer
   // alone cost ~6 ms of CPU per second in an idle Bun process (measured), at 100 ms ~1 ms.
-  if (options.enabled) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  if (options.enabled) {
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+    dropMisnamedGauges(registry);
+  }
   const http = new HttpMetrics();
   http.register(registry);
   return { enabled: options.enabled, registry, http, billing: new BillingMetrics(registry), venue: new VenueMetrics(registry), jobs: new JobMetrics(registry, options.now) };
+}
+
+/**
+ * prom-client's default metrics include gauges named like counters (`nodejs_active_handles_total`,
+ * `nodejs_active_requests_total`, `nodejs_active_resources_total`: the sums of the labelled
+ * `nodejs_active_handles` etc. beside them), which promtool's check rejects: `_total` is a counter's
+ * suffix, and rate() over a gauge is meaningless. They are dropped; the labelled gauges (sum them
+ * for the total) stay. tests/metrics.test.ts: no gauge ends in _total, every counter does.
+ */
+function dropMisnamedGauges(registry: Registry): void {
+  for (const metric of registry.getMetricsAsArray()) {
+    const { name, type } = metric as unknown as { name: string; type: string };
+    if (type === 'gauge' && name.endsWith('_total')) registry.removeSingleMetric(name);
+  }
 }
 
 /** The Prometheus text of every metric, and its content type (`text/plain; version=0.0.4`). */

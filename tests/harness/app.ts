@@ -1,10 +1,12 @@
 /**
  * Builds the real app in-process on a fresh database. Requests go through `app.handle` (the same
  * function the server runs), and the typed tRPC client is wired to it without a socket.
+ * `app.handle` (and so `request`) checks every /api response against the app's /openapi.json
+ * (response-validator.ts; RESPONSE_VALIDATION=strict|report|off).
  */
 import { createTRPCClient, httpLink } from '@trpc/client';
 import type { AppRouter } from '../../routers/index.ts';
-import { createApp, type App } from '../../server/app.ts';
+import { createApp, type App, type HandleOptions } from '../../server/app.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { createLogger } from '../../server/lib/logger.ts';
 import { MemoryRateLimiter, type RateLimiter } from '../../server/ratelimit/rate-limiter.ts';
@@ -14,6 +16,7 @@ import type { PublicClient } from 'viem';
 import type { DepositChain } from '../../server/deposits/chain.ts';
 import type { Venue } from '../../server/venues/venue.ts';
 import { freshDatabase, type TestDatabase } from './databases.ts';
+import { checkResponse, isCheckedPath, validationMode, validatorForDocument } from './response-validator.ts';
 
 export const DASHBOARD_KEY = 'dash_test_0123456789abcdef0123456789abcdef';
 export const BASE = 'http://localhost';
@@ -58,7 +61,7 @@ export async function createTestApp(
     ? createLogger('info', (line) => options.logLines!.push(line))
     : createLogger(config.logLevel);
   const services = createServices({ config, database, rateLimiter, logger }, { venue: options.venue, now: options.now, depositChain: options.depositChain, polygon: options.polygon });
-  const app = createApp(services);
+  const app = withResponseValidation(createApp(services));
   return {
     app,
     services,
@@ -73,6 +76,29 @@ export async function createTestApp(
       if (!options.database) await database.close();
     },
   };
+}
+
+/**
+ * The app with `handle` checking each /api response against the document the app serves at
+ * /openapi.json (its `openApiDocument`, which /openapi.json is the JSON of: read here without a
+ * request, so no test's request counts or logs change). Other paths go straight through.
+ */
+export function withResponseValidation(app: App): App {
+  if (validationMode() === 'off') return app;
+  const validator = validatorForDocument(app.openApiDocument);
+  const handle = (request: Request, options?: HandleOptions): Response | Promise<Response> => {
+    const { method, url } = request;
+    const at = url.indexOf('/', url.indexOf('//') + 2);
+    const pathname = at < 0 ? '/' : url.slice(at).split(/[?#]/, 1)[0]!;
+    if (!isCheckedPath(method, pathname)) return app.handle(request, options);
+    const answered = app.handle(request, options);
+    const check = async (response: Response) => {
+      await checkResponse(validator, { method, url }, response);
+      return response;
+    };
+    return answered instanceof Promise ? answered.then(check) : check(answered);
+  };
+  return { ...app, handle };
 }
 
 /** The typed client a TypeScript user would write, talking to this app in-process. */

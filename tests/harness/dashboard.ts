@@ -7,14 +7,15 @@
  */
 import { expect } from 'bun:test';
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
 import { parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createDepositChain } from '../../server/deposits/chain.ts';
 import { startCandleRecording } from '../../server/history/recording.ts';
-import type { TestApp } from './app.ts';
+import { DASHBOARD_KEY, type TestApp } from './app.ts';
 import { launchChromium } from './chromium.ts';
 import { startEvm, type InProcessEvm } from './in-process-evm.ts';
+import { signIn as signInByApi } from './sign-in.ts';
 import { createTradingApp } from './trading-venue.ts';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
@@ -94,6 +95,63 @@ export async function walletPage(rig: DashboardRig, width: number, wallet = priv
     throw Object.assign(new Error('unsupported ' + method), { code: 4200 });
   } };`);
   return { page, problems, wallet, context };
+}
+
+/**
+ * A wallet whose account exists and is funded before any page signs in with it. A session's reads of
+ * billed routes (the overview's billing and usage, the usage and trading pages) are billed like a
+ * key's calls, so a page signed in at $0 gets 402 on them: the wallet signs in once through the API
+ * (which creates its account) and the operator credits `usd` (POST /api/accounts/credits, dashboard key).
+ */
+export async function fundedWallet(rig: DashboardRig, usd: number): Promise<{ wallet: PrivateKeyAccount; accountId: string }> {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const { accountId } = await signInByApi(rig.t, wallet);
+  const res = await fetch(`${rig.origin}/api/accounts/credits`, {
+    method: 'POST',
+    headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': accountId, 'content-type': 'application/json' },
+    body: JSON.stringify({ amountUsd: usd, reference: `dashboard-test-${wallet.address}` }),
+  });
+  expect(`credit → ${res.status}`).toBe('credit → 200');
+  return { wallet, accountId };
+}
+
+/**
+ * Runs `step` on a page whose account has no balance: its reads of billed routes are then refused 402
+ * INSUFFICIENT_BALANCE (alone: HTTP 402; in a batch with a free call: 207, every failed call of it
+ * saying INSUFFICIENT_BALANCE). Exactly those answers, each read from its body (and Chromium's console
+ * line for each 402), are taken out of `problems` and returned; every other problem stays.
+ */
+export async function expectingInsufficientBalance(w: WalletPage, step: () => Promise<void>): Promise<string[]> {
+  const checks: Promise<string | null>[] = [];
+  const onResponse = (r: PageResponse) => {
+    if (r.status() !== 402 && r.status() !== 207) return;
+    checks.push(
+      r.json().then(
+        (body: unknown) => {
+          const failed = (Array.isArray(body) ? body : [body]).filter((call: any) => call && typeof call === 'object' && 'error' in call);
+          return failed.length > 0 && failed.every((call: any) => call.error?.data?.api?.code === 'INSUFFICIENT_BALANCE') ? `HTTP ${r.status()}: ${r.url()}` : null;
+        },
+        () => null,
+      ),
+    );
+  };
+  w.page.on('response', onResponse);
+  try {
+    await step();
+  } finally {
+    w.page.off('response', onResponse);
+  }
+  const refused = (await Promise.all(checks)).filter((p): p is string => p !== null);
+  const take = (predicate: (p: string) => boolean) => {
+    const at = w.problems.findIndex(predicate);
+    if (at >= 0) w.problems.splice(at, 1);
+    return at >= 0;
+  };
+  for (const problem of refused) {
+    expect(take((p) => p === problem)).toBe(true);
+    if (problem.startsWith('HTTP 402:')) take((p) => p.startsWith('console: Failed to load resource: the server responded with a status of 402'));
+  }
+  return refused;
 }
 
 /** Opens /dashboard and signs in with the page's wallet; resolves on the overview. */

@@ -1,5 +1,10 @@
-/** Runs the real server entry point (`bun server/main.ts`) as a child process on a free port. */
+/**
+ * Runs the real server entry point (`bun server/main.ts`) as a child process on a free port.
+ * While a server started here runs, every response the test process's `fetch` gets from it on /api
+ * is checked against /openapi.json (response-validator.ts; RESPONSE_VALIDATION=strict|report|off).
+ */
 import type { Subprocess } from 'bun';
+import { checkResponse, isCheckedPath, validationMode, validatorForDocument, type ResponseValidator } from './response-validator.ts';
 
 export interface RunningServer {
   url: string;
@@ -42,16 +47,72 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   return server;
 }
 
+/** Origins (`http://127.0.0.1:port`) of the servers started here that are still running. */
+const checkedOrigins = new Map<string, Subprocess>();
+let serverValidator: Promise<ResponseValidator> | undefined;
+
+/**
+ * The document the spawned servers serve at /openapi.json, built here from the same source (by the
+ * same function the server calls at start) rather than fetched: a request of our own would show in
+ * the server's metrics and logs that tests count. Only the description depends on MAX_BODY_BYTES.
+ */
+function documentOfServers(): Promise<ResponseValidator> {
+  return (serverValidator ??= (async () => {
+    const [{ appRouter }, { RouteTable }, { buildOpenApiDocument }] = await Promise.all([
+      import('../../routers/index.ts'),
+      import('../../server/http/route-table.ts'),
+      import('../../server/http/openapi.ts'),
+    ]);
+    return validatorForDocument(buildOpenApiDocument(appRouter, new RouteTable(appRouter), { maxBodyBytes: 1_048_576 }));
+  })());
+}
+
+/** Wraps the global fetch once: responses from a running server of ours on /api are checked. */
+function checkResponsesFrom(origin: string, child: Subprocess) {
+  checkedOrigins.set(origin, child);
+  const original = globalThis.fetch as typeof fetch & { responseValidation?: true };
+  if (original.responseValidation) return;
+  const checked = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const response = await original(input as never, init);
+    if (validationMode() === 'off') return response;
+    const url = input instanceof Request ? input.url : String(input);
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return response;
+    }
+    if (!checkedOrigins.has(parsed.origin) || !isCheckedPath(method, parsed.pathname)) return response;
+    const validator = await documentOfServers().catch((error) => {
+      if (validationMode() === 'strict') throw error;
+      return undefined; // report mode: a document that cannot be built fails openapi.test, not every fetch
+    });
+    if (validator) await checkResponse(validator, { method, url }, response);
+    return response;
+  };
+  globalThis.fetch = Object.assign(checked, original, { responseValidation: true as const }) as typeof fetch;
+}
+
 /** Starts the server process without waiting for it (for tests of how it starts, or fails to). */
 export function spawnServer(env: Record<string, string>): RunningServer {
   // A port the OS just handed out: a random pick collided now and then with other tests' listeners.
   const port = env.PORT ? Number(env.PORT) : freePort();
+  const origin = `http://127.0.0.1:${port}`;
   const child = Bun.spawn([process.execPath, ...PRODUCTION_RUNTIME.args, 'server/main.ts'], {
     cwd: repositoryRoot,
     env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...PRODUCTION_RUNTIME.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   });
+  if (validationMode() !== 'off') {
+    // Built while the server starts, so its first answers are not held up by the build (tests that
+    // count answers in a time window, such as crash-billing's, would see fewer).
+    documentOfServers().catch(() => {});
+    checkResponsesFrom(origin, child);
+    // Another listener may take the port once this server is gone: its answers are not ours to check.
+    child.exited.then(() => checkedOrigins.get(origin) === child && checkedOrigins.delete(origin));
+  }
   const lines: string[] = [];
   const waiters: Array<() => void> = [];
   (async () => {
@@ -70,7 +131,7 @@ export function spawnServer(env: Record<string, string>): RunningServer {
   })();
 
   const server: RunningServer = {
-    url: `http://127.0.0.1:${port}`,
+    url: origin,
     process: child,
     lines,
     async waitFor(predicate, timeoutMs = 15_000) {
