@@ -82,7 +82,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Rejected (ORDER_REJECTED, IDEMPOTENCY_MISMATCH)',
   429: 'Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After',
   500: 'Unexpected error (INTERNAL_ERROR); quote X-Request-Id',
-  503: 'A dependency is unavailable (SERVICE_UNAVAILABLE, VENUE_UNAVAILABLE); retry',
+  503: 'The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After',
 };
 
 const BASE_ERRORS: Record<Access, number[]> = {
@@ -260,9 +260,10 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
   // The route that creates its account never answers 404 for a missing one.
   const base = route.meta.createsAccount ? BASE_ERRORS[access].filter((status) => status !== 404) : BASE_ERRORS[access];
   // 403 on every operation (a browser Origin not allowed is refused before routing: CORS), 405 on
-  // every one (another method on its path); 413 and 415 on every method that carries a body, whether
-  // the operation reads one or not (the body is checked before the operation is known to need it).
-  const transport = route.method === 'GET' ? [403, 405] : [403, 405, 413, 415];
+  // every one (another method on its path), 503 on every one (the server still starting, or its
+  // database unreachable); 413 and 415 on every method that carries a body, whether the operation
+  // reads one or not (the body is checked before the operation is known to need it).
+  const transport = route.method === 'GET' ? [403, 405, 503] : [403, 405, 413, 415, 503];
   const statuses = [...new Set([...base, ...extra, ...Object.keys(own).map(Number), ...transport])].sort();
   for (const status of statuses) {
     responses[String(status)] = {
