@@ -1,4 +1,4 @@
-/** The customer dashboard (issue #18): a single page on /dashboard, talking to the service only through tRPC. */
+/** The customer dashboard: a single page on /dashboard, talking to the service only through tRPC. */
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';

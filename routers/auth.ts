@@ -1,4 +1,4 @@
-/** Sign-in with a wallet (issue #17): nonce, verify (sets the session cookie), session, logout. */
+/** Sign-in with a wallet: nonce, verify (sets the session cookie), session, logout. */
 import { getAddress } from 'viem';
 import { z } from 'zod';
 import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sessionToken } from '../server/auth/sessions.ts';

@@ -1,5 +1,5 @@
 /**
- * Stablecoin deposits (issue #17): claim a transfer now, or list them. The account's owner (a
+ * Stablecoin deposits: claim a transfer now, or list them. The account's owner (a
  * signed-in session) or the operator (dashboard key + x-account-id); never billed. The watcher
  * credits transfers without a claim too (server/deposits/watcher.ts).
  */
@@ -63,7 +63,7 @@ export const depositsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const chain = chainOf(ctx.services);
       const { config } = ctx.services;
-      // Bounded chain reads per claim source (issue #26): failed claims are limited per account and
+      // Bounded chain reads per claim source: failed claims are limited per account and
       // address, and receipts are read once per hash, unknown hashes not again for a while.
       const { deposits } = await limitFailedClaims(ctx, ctx.accountId, () =>
         claimDeposit(ctx.services.database.db, chain, config.deposits, { accountId: ctx.accountId, txHash: input.txHash }, { readReceipt: claimReceipts(chain, config.deposits.notFound) }),

@@ -1,5 +1,5 @@
 /**
- * Valuation history (issue #19 §1): an event's candles of implied valuation and LONG/SHORT unit
+ * Valuation history: an event's candles of implied valuation and LONG/SHORT unit
  * costs (default floors) with each band's close, bid and ask. Public like /valuation (limited per
  * client IP, unbilled); the same event ids and aliases. docs/history.md.
  */

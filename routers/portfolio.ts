@@ -1,5 +1,5 @@
 /**
- * Portfolio history (issue #19 §2): the user's market value, cost basis and P&L over time, rebuilt
+ * Portfolio history: the user's market value, cost basis and P&L over time, rebuilt
  * from their trades and valued from the valuation candles; the last point is now, consistent with
  * GET /api/trading/positions. Key + x-user-id (standard rate), or a signed-in customer's session.
  * server/history/portfolio.ts, docs/history.md.

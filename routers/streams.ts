@@ -1,5 +1,5 @@
 /**
- * Live streams (issue #19; docs/streams.md). Two streams, each in three forms over one resolver
+ * Live streams (docs/streams.md). Two streams, each in three forms over one resolver
  * (server/streams/open.ts):
  *  - GET /api/trading/stream?eventSlug=… (public) and GET /api/trading/stream/account (key + user, or
  *    a session): server-sent events with `Accept: text/event-stream` (server/streams/rest.ts), else

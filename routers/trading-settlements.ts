@@ -1,4 +1,4 @@
-/** Settlements (issue #16): what each position was paid when its event resolved. Key+User. */
+/** Settlements: what each position was paid when its event resolved. Key+User. */
 import { z } from 'zod';
 import { canonicalEventId } from '../server/events/resolve.ts';
 import { listSettlements } from '../server/trading/settlement-queries.ts';

@@ -10,7 +10,7 @@ import { buy, buyOutcome, type BuyRequest } from '../server/trading/buy.ts';
 import { runIdempotent, type IdempotentCall } from '../server/trading/idempotency.ts';
 import { syncOrders } from '../server/trading/order-sync.ts';
 import { quoteBuy } from '../server/trading/quote.ts';
-import { saleOutcome, sell } from '../server/trading/sell.ts';
+import { saleOutcome, sell, type SellRequest } from '../server/trading/sell.ts';
 import { quoteSale } from '../server/trading/sell-quote.ts';
 import type { RequestContext } from '../server/procedures/context.ts';
 import { router } from '../server/trpc/init.ts';
@@ -90,6 +90,12 @@ async function buyRequestOf(ctx: UserContext, input: z.infer<typeof buyQuoteInpu
     amountMicros: usdToMicros(amount),
     maxAveragePriceMicros: maxAveragePrice === undefined ? undefined : usdToMicros(maxAveragePrice),
   };
+}
+
+/** The sell body as sell.ts takes it: the least average price in micro-USD. */
+function saleRequestOf(input: { positionId: string; percentage: number; minAveragePrice?: number }): SellRequest {
+  const { minAveragePrice, ...sale } = tradeOf(input);
+  return { ...sale, ...(minAveragePrice === undefined ? {} : { minAveragePriceMicros: usdToMicros(minAveragePrice) }) };
 }
 
 /**
@@ -214,7 +220,7 @@ export const tradingRouter = router({
         ctx,
         'sell',
         input,
-        (hooks) => sell(ctx.services, ctx.user, tradeOf(input), hooks),
+        (hooks) => sell(ctx.services, ctx.user, saleRequestOf(input), hooks),
         (positionId, operationId) => saleOutcome(ctx.services.database.db, positionId, operationId, input.percentage),
       ),
     ),

@@ -1,5 +1,5 @@
 /**
- * Signed webhooks (issue #19): an account registers URLs that receive its events, signed as the
+ * Signed webhooks: an account registers URLs that receive its events, signed as the
  * Standard Webhooks specification says. Key routes, billed at the standard rate, and open to the
  * account owner's session for the dashboard, billed like a key's call (docs/decisions.md §4). The domain is server/webhooks/; docs/webhooks.md
  * is the user documentation.

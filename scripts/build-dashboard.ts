@@ -1,5 +1,5 @@
 /**
- * Builds the customer dashboard (issue #18): dashboard/main.tsx → dashboard/dist/
+ * Builds the customer dashboard: dashboard/main.tsx → dashboard/dist/
  *   index.html              the page (no inline script or style: the CSP of /dashboard forbids them)
  *   assets/main-<hash>.js   the app (ES module, minified), plus any split chunks
  *   assets/main-<hash>.css  the styles

@@ -1,5 +1,5 @@
 /**
- * Signs in to the service with a wallet, as a customer's script would (issue #17): asks for a nonce,
+ * Signs in to the service with a wallet, as a customer's script would: asks for a nonce,
  * builds the EIP-4361 message the service expects, signs it with the wallet's key, sends it back with
  * the `pipo_nonce` cookie the nonce came with (a nonce works only for the client that asked), and prints the
  * session cookie (one line, `pipo_session=…`) to stdout for curl's `-b`. The key is read from

@@ -32,6 +32,7 @@ import { metricsForOperator } from './metrics/access.ts';
 import { createFallbackRoutes, transportOf } from './metrics/route-labels.ts';
 import type { Services } from './services.ts';
 import { createRequestContext, type RequestContext } from './procedures/context.ts';
+import { errorMessage } from './lib/error-message.ts';
 
 /** What the outer wrapper knows about a request before it is routed. */
 interface RequestScope {
@@ -263,7 +264,7 @@ export function describeError(error: unknown): string {
   for (let e: any = error, depth = 0; e && depth < 4; e = e.cause, depth++) {
     // Driver and RPC client messages can carry an endpoint URL (an RPC provider's key sits in its
     // path) and the request body: neither reaches a log.
-    const message = String(e.message ?? e)
+    const message = errorMessage(e)
       .split(/\nparams:/)[0]!
       .split('\n')
       .filter((line) => !/^\s*(Request body|Raw Call Arguments):/i.test(line))

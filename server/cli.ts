@@ -35,6 +35,7 @@ import { microsToUsd, parseUsd } from './lib/money.ts';
 import { StartupError } from './lib/startup-error.ts';
 import type { Services } from './services.ts';
 import { closeServices, openServices } from './start.ts';
+import { errorFirstLine, errorMessage } from './lib/error-message.ts';
 
 const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|set-plan|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]
        [--plan prepaid|metered] [--stripe-customer cus_…] [--monthly-cap-usd AMOUNT]
@@ -77,7 +78,7 @@ function parseCommandLine(argv: string[]) {
     });
   } catch (error) {
     // An unknown or value-less flag (`--acount`): a usage error, not a stack trace.
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+    throw new UsageError(`${errorMessage(error)}\n${USAGE}`);
   }
 }
 
@@ -157,7 +158,7 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
 function errorLine(error: unknown): unknown {
   if (error instanceof ApiError || error instanceof UsageError || error instanceof ConfigError || error instanceof StartupError) return error.message;
   if (process.env.LOG_LEVEL === 'debug') return error;
-  return `error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+  return `error: ${errorFirstLine(error)}`;
 }
 
 if (import.meta.main) {

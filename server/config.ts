@@ -231,32 +231,32 @@ export interface Config {
   };
   /** How often the settlement worker finishes deferred and unpaid settlements; 0: never (events:sync and resolutions still do). */
   settlementIntervalMs: number;
-  /** Wallet sign-in (issue #17): the service's own origin (the SIWE domain and URI), the chain id, session lifetime. */
+  /** Wallet sign-in: the service's own origin (the SIWE domain and URI), the chain id, session lifetime. */
   /** sessionMaxPerAccount: live sessions an account may hold; a sign-in beyond revokes the oldest. */
   auth: { publicUrl: string; chainId: number; sessionTtlMs: number; sessionMaxPerAccount: number };
   /**
-   * Stablecoin deposits (issue #17); `address` unset: deposits are off. Tokens in lower case.
+   * Stablecoin deposits; `address` unset: deposits are off. Tokens in lower case.
    * notFound: how long (ms, 0: never) and how many hashes the chain did not know a claim answers
    * without reading again, per instance (server/deposits/claim-reads.ts).
    */
   deposits: { address?: string; tokens: string[]; minMicros: number; scanIntervalMs: number; notFound?: { ttlMs: number; maxEntries: number } };
-  /** Metered usage export to Stripe (issue #17); `secretKey` unset: no export. */
+  /** Metered usage export to Stripe; `secretKey` unset: no export. */
   stripe: { secretKey?: string; apiBase: string; meterEventName: string; exportIntervalMs: number };
   paper: { seed: number; drift: number; startingBalanceMicros: number };
   marketDataTtlMs: number;
   /**
-   * Market data over time (issue #19): how often the recorder takes a snapshot for candles and live
+   * Market data over time: how often the recorder takes a snapshot for candles and live
    * streams (0: never, e.g. in tests that drive it by hand), and how long 1-minute candles are kept.
    */
   marketRecord: { intervalMs: number; oneMinuteRetentionDays: number };
   /**
-   * Live streams (issue #19, #26): heartbeat period; private streams one credential (key or session) and
+   * Live streams : heartbeat period; private streams one credential (key or session) and
    * one account (all its credentials) may hold open; streams of any kind one client address may hold open.
    */
   streams: { heartbeatMs: number; maxPerKey: number; maxPerAccount: number; maxPerIp: number };
   /**
-   * Signed webhooks (issue #19): worker period (0: off), one delivery's deadline, how long retries go on, SSRF guard;
-   * fairness (issue #26): the deadline of an endpoint that timed out twice in a row, attempts of one account in flight per instance.
+   * Signed webhooks: worker period (0: off), one delivery's deadline, how long retries go on, SSRF guard;
+   * fairness: the deadline of an endpoint that timed out twice in a row, attempts of one account in flight per instance.
    */
   webhooks: { intervalMs: number; timeoutMs: number; retryHours: number; allowPrivateNetworks: boolean; slowTimeoutMs: number; maxInFlightPerAccount: number };
   /** A prepaid balance under this (micro-USD) emits balance.low once per crossing. */

@@ -23,6 +23,7 @@ import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
 import { startDepositWatcher } from './deposits/deposits.ts';
 import { metricsListener } from './metrics/access.ts';
+import { errorFirstLine, errorMessage } from './lib/error-message.ts';
 
 function exitWith(message: string, code: number): never {
   console.error(message);
@@ -64,18 +65,15 @@ function listen(fetch: (request: Request, srv: Bun.Server<undefined>) => Respons
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE') exitWith(`port ${config.port} on ${config.host} is in use; stop the other process or set PORT`, EXIT.tempfail);
-    exitWith(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`, 1);
+    exitWith(`cannot listen on ${config.host}:${config.port}: ${errorMessage(error)}`, 1);
   }
 }
 
 const server = listen(starting);
 const startup = new AbortController();
 let services: Services | undefined;
-let settlementWorker: { stop(): Promise<void> } | undefined;
-let meterExporter: { stop(): Promise<void> } | undefined;
-let depositWatcher: { stop(): Promise<void> } | undefined;
-let candleRecording: { stop(): Promise<void> } | undefined;
-let webhookWorker: { stop(): Promise<void> } | undefined;
+/** The background jobs running (server/lib/jobs.ts), in the order they stop. */
+let jobs: Array<{ stop(): Promise<void> }> = [];
 let metricsServer: Bun.Server<undefined> | undefined;
 let stopping = false;
 
@@ -97,12 +95,7 @@ async function shutdown(signal: string) {
   await Promise.race([server.stop(false), deadline]);
   await server.stop(true);
   await metricsServer?.stop(true);
-  await services.recorder.stop();
-  await candleRecording?.stop();
-  await settlementWorker?.stop();
-  await meterExporter?.stop();
-  await depositWatcher?.stop();
-  await webhookWorker?.stop();
+  for (const job of jobs) await job.stop();
   await closeServices(services);
   logger.info('stopped');
   process.exit(0);
@@ -123,8 +116,28 @@ try {
   exitWith(config.logLevel === 'debug' && error instanceof Error ? String(error.stack) : `cannot start: ${describe(error)}`, 1);
 }
 
+/**
+ * Every background job, listed in the order they stop: the market recorder first, then the candle
+ * recording it feeds (so its last write has the last recording), then the rest. They start in the
+ * reverse order, so the candles have subscribed before the first recording. Each is off when its
+ * interval (or its setting) is.
+ */
+function startJobs(services: Services): Array<{ stop(): Promise<void> }> {
+  const { depositChain: chain } = services;
+  const starts: Array<() => { stop(): Promise<void> } | undefined> = [
+    () => services.recorder.start(config.marketRecord.intervalMs),
+    () => startCandleRecording(services),
+    () => startSettlementWorker(services),
+    () => startMeterExporter(services),
+    () => chain && startDepositWatcher({ db: services.database.db, chain, config: config.deposits, logger, jobs: services.metrics.jobs }),
+    () => startWebhookWorker(services),
+  ];
+  const started = starts.reverse().map((start) => start());
+  return started.reverse().filter((job) => job !== undefined);
+}
+
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+  return errorFirstLine(error);
 }
 
 const app = createApp(services);
@@ -137,16 +150,11 @@ if (config.metrics.port !== undefined) {
     await closeServices(services);
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE') exitWith(`METRICS_PORT ${config.metrics.port} on ${config.metrics.host} is in use; stop the other process or change METRICS_PORT`, EXIT.tempfail);
-    exitWith(`cannot listen on ${config.metrics.host}:${config.metrics.port} (METRICS_PORT): ${(error as Error).message}`, 1);
+    exitWith(`cannot listen on ${config.metrics.host}:${config.metrics.port} (METRICS_PORT): ${errorMessage(error)}`, 1);
   }
   logger.info('metrics listening', { url: `http://${config.metrics.host}:${metricsServer.port}/metrics` });
 }
-settlementWorker = startSettlementWorker(services);
-meterExporter = startMeterExporter(services);
-webhookWorker = startWebhookWorker(services);
-candleRecording = startCandleRecording(services);
-services.recorder.start(config.marketRecord.intervalMs);
-if (services.depositChain) depositWatcher = startDepositWatcher({ db: services.database.db, chain: services.depositChain, config: config.deposits, logger, jobs: services.metrics.jobs });
+jobs = startJobs(services);
 server.reload({
   ...serveOptions(config),
   fetch: (request, srv) => {

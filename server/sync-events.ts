@@ -27,6 +27,7 @@ import { settleEvent } from './trading/settlement.ts';
 import type { Services } from './services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
 import { createLogger } from './lib/logger.ts';
+import { errorMessage } from './lib/error-message.ts';
 
 const gammaUrl = z.url({ protocol: /^https?$/ });
 
@@ -97,7 +98,7 @@ export async function syncEvents(services: Services, options: { events?: string[
         applied: !options.dryRun,
       });
     } catch (error) {
-      lines.push({ event: event.id, problems: [String((error as Error).message)] });
+      lines.push({ event: event.id, problems: [errorMessage(error)] });
     }
   }
   return lines;

@@ -1,5 +1,5 @@
 /**
- * Denial of service before authentication (issue #15):
+ * Denial of service before authentication:
  *  - a key is looked up at most once per HTTP request: a tRPC batch of N calls with an unknown key
  *    costs one lookup, not N (counted with the database's query observer);
  *  - failed authentications are limited per client IP: once an address's bucket is empty, its

@@ -1,5 +1,5 @@
 /**
- * Wallet sign-in hardening (issue #26 §1–2), over the real HTTP surface:
+ * Wallet sign-in hardening (docs/decisions.md §11), over the real HTTP surface:
  *  - nonces come from the CSPRNG: 49 consecutive ones share no long run with the previous, ≥ 128 bits;
  *  - a nonce works only with the `pipo_nonce` cookie set with it (missing or another client's: 401),
  *    on /api and on the dashboard's /trpc path; verify clears it; only its SHA-256 is stored;

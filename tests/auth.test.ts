@@ -1,5 +1,5 @@
 /**
- * Sign-in with a wallet (issue #17 part 1) over /api and /trpc: an EIP-4361 message checked field by
+ * Sign-in with a wallet over /api and /trpc: an EIP-4361 message checked field by
  * field (domain, URI, chain id, issued-at, expiry, not-before, nonce once) and by signature; a first
  * sign-in creates the wallet's account; the session cookie (HttpOnly, SameSite=Lax, Secure off
  * localhost) acts for that account only on the account routes, unbilled, until it expires or the user

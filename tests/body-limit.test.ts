@@ -1,5 +1,5 @@
 /**
- * The body size limit on a real server process (issue #15): Bun.serve answers a body over its own
+ * The body size limit on a real server process: Bun.serve answers a body over its own
  * maxRequestBodySize by itself, with an empty 413, before the app runs. Every 413 must be ours:
  * {code, message, status, requestId}, Content-Type application/json, with or without Content-Length,
  * on /api, /trpc and paths that never read a body.

@@ -1,5 +1,5 @@
 /**
- * kill -9 of the server process in the middle of billed load (issue #7): after a restart on the same
+ * kill -9 of the server process in the middle of billed load: after a restart on the same
  * database, the money invariant holds exactly — balance = credits − Σ usage, the account's usage totals
  * equal its usage rows — and every request a client saw succeed was charged exactly once.
  */

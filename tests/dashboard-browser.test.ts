@@ -1,5 +1,5 @@
 /**
- * The customer dashboard (/dashboard, issue #18) in a real headless Chromium (Debian's, installed by
+ * The customer dashboard (/dashboard) in a real headless Chromium (Debian's, installed by
  * .ci/run), with an injected EIP-1193 wallet backed by a test key: sign in → overview → create a key
  * with a spend cap → copy it → call the API with it → revoke it → funds (a deposit made on the
  * in-process chain, claimed from the page, credited) → a position bought through the API, seen with its

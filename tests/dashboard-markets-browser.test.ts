@@ -1,5 +1,5 @@
 /**
- * The dashboard's Markets page (#/markets, issue #18) in a real headless Chromium, against the app on
+ * The dashboard's Markets page (#/markets) in a real headless Chromium, against the app on
  * the test venue. After sign-in the page lists every event GET /api/trading/events returns, with its
  * status in words; its implied valuations and LONG/SHORT costs are those of GET
  * /api/trading/valuation/all, and its returns those of GET /api/trading/valuation, for the market

@@ -1,5 +1,5 @@
 /**
- * The dashboard's usage page and the overview's spending figures (issue #18) in a real headless
+ * The dashboard's usage page and the overview's spending figures in a real headless
  * Chromium, against the real app: a customer (funded by the operator before signing in) gets two API
  * keys and calls the API on three routes (/api, /trpc). The page's own reads are billed to the
  * session like a key's calls: each adds a usage row with no key, shown as "Signed-in session" (an

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL goes away mid-load and comes back (issue #7). The app reaches the database through a TCP
+ * PostgreSQL goes away mid-load and comes back. The app reaches the database through a TCP
  * proxy that is cut like a stopped server (open connections closed, new ones refused). While it is
  * down, every request fails fast with 503 in our error shape and a Retry-After, /readyz says so, and
  * nothing is charged for a failed request; when it returns the same app serves again by itself, and

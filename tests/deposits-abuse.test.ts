@@ -1,5 +1,5 @@
 /**
- * Deposit claims must not amplify RPC calls (issue #26): before, 500 claims of random hashes from 5
+ * Deposit claims must not amplify RPC calls: before, 500 claims of random hashes from 5
  * free accounts cost 1,000 Polygon RPC calls. Over HTTP (app.handle), on the in-process EVM, with the
  * deposit chain's JSON-RPC calls counted at the transport:
  *

@@ -1,5 +1,5 @@
 /**
- * Deposits as a customer makes them (issue #17 part 2), over /api and /trpc: a wallet signs in, sends
+ * Deposits as a customer makes them, over /api and /trpc: a wallet signs in, sends
  * USDC to the deposit address on the in-process EVM, and claims it with its session — pending until
  * the block is final, then credited once; the balance and /api/billing show it; another account can
  * neither see nor claim it; a transfer from a wallet with no account is held and credited when that

@@ -1,5 +1,5 @@
 /**
- * Stablecoin deposits verified on chain (issue #17 part 2), on the in-process EVM: MiniErc20 stands
+ * Stablecoin deposits verified on chain, on the in-process EVM: MiniErc20 stands
  * in for native USDC and USDC.e at their Polygon addresses, and a third at a random address is a
  * token we do not accept. The in-process node answers the `finalized` tag with the latest block, so
  * the deposit chain is built with a finality depth: a block is final once FINALITY more are mined.

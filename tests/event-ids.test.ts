@@ -1,5 +1,5 @@
 /**
- * One set of event ids (issue #16 item 5): valuation, buy and the positions and history filters accept
+ * One set of event ids: valuation, buy and the positions and history filters accept
  * our id, the venue's event slug and the seeded aliases (the docs' `spacex-ipo`), answer with our id,
  * and answer 404 NOT_FOUND naming an unknown id, over /api and /trpc.
  */

@@ -1,5 +1,5 @@
 /**
- * Fuzzing every route from /openapi.json (issue #7): requests built from each operation's documented
+ * Fuzzing every route from /openapi.json: requests built from each operation's documented
  * parameters and body, then bent — boundary and random values, wrong types, huge and odd unicode
  * strings, missing, unknown and duplicated parameters and headers, malformed bodies. Whatever comes
  * in, the answer is never a 5xx and every error is exactly our error shape.

@@ -1,5 +1,5 @@
 /**
- * Hostile input on both transports (issue #15, "denial of service before authentication" and
+ * Hostile input on both transports ("denial of service before authentication" and
  * "wrong answers to bad input"): batch size, query parameter count, JSON nesting depth, body errors
  * answered after authentication, body size without Content-Length, date ranges, integer ranges,
  * docs asset names and request ids. Every refusal is a 4xx in our shape, never a 500.

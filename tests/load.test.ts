@@ -1,5 +1,5 @@
 /**
- * Sustained load (issue #7) on the real server process, PostgreSQL and (when REDIS_URL is set) Redis:
+ * Sustained load on the real server process, PostgreSQL and (when REDIS_URL is set) Redis:
  * measure capacity with a closed loop, then hold 80% of it with an open loop (requests are sent on a
  * schedule, not when the previous one returns, as independent clients would) and check:
  *   - zero 5xx, every refusal in our error shape;

@@ -1,5 +1,5 @@
 /**
- * Metered usage exported to Stripe Billing Meter Events (issue #17), against a local stand-in of
+ * Metered usage exported to Stripe Billing Meter Events, against a local stand-in of
  * POST /v1/billing/meter_events. Usage rows are inserted directly with chosen created_at (billed_to
  * set by hand), passes run with an injected clock, and every test checks the oracle: the values Stripe
  * recorded, summed over all events of a (customer, minute) — a minute may be exported in several

@@ -1,5 +1,5 @@
 /**
- * Metered plans and key spend caps (issue #17 parts 3 and 4), through the real HTTP surface: a
+ * Metered plans and key spend caps, through the real HTTP surface: a
  * metered account is never refused for balance, every request is priced and recorded as before (its
  * usage rows billed to the meter), and it is refused (402) only above its monthly cap; a key with a
  * spend cap answers 402 naming its cap while the account's other keys keep working. Both caps hold

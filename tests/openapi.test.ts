@@ -200,7 +200,7 @@ describe('/docs', () => {
   });
 });
 
-describe('the document says what the service does (issue #26 §4)', () => {
+describe('the document says what the service does', () => {
   const operations = () =>
     t.app.routes.map((route) => ({ route, op: doc.paths[route.template][route.method.toLowerCase()], where: `${route.method} ${route.template}` }));
   const headerParam = (op: any, name: string) => op.parameters.find((p: any) => p.in === 'header' && p.name === name);

@@ -1,5 +1,5 @@
 /**
- * What an operator can get wrong, and what the process does about it (issue #15, "Data loss and
+ * What an operator can get wrong, and what the process does about it ("Data loss and
  * operator safety"): one process per embedded data directory, the port checked before any data is
  * touched, private file modes, a PostgreSQL that is down at start or frozen, and a CLI whose stdout
  * is one JSON document and which never creates an account by typo. Real processes where the process

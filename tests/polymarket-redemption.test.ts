@@ -1,5 +1,5 @@
 /**
- * Live redemption on chain (issue #16 item 2), on an in-process EVM with the real contract
+ * Live redemption on chain, on an in-process EVM with the real contract
  * interfaces at their Polygon addresses: the Conditional Tokens stand-in, a pUSD ERC-20, the
  * (neg-risk) CTF collateral adapter, each user's deposit wallet, and Polymarket's relayer stand-in
  * (which executes WALLET batches through the wallet factory). Orders go to the CLOB stand-in; what

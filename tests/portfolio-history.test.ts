@@ -1,5 +1,5 @@
 /**
- * Portfolio history (issue #19 §2): GET /api/trading/portfolio/history rebuilds the user's holdings
+ * Portfolio history: GET /api/trading/portfolio/history rebuilds the user's holdings
  * from their trades and values them from the valuation candles; it agrees with GET /api/trading/history
  * and /settlements at every past point, and with /positions now, to the micro-unit.
  *

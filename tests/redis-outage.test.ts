@@ -1,5 +1,5 @@
 /**
- * Redis outages (issue #15): the app talks to Redis through a proxy that can refuse connections
+ * Redis outages: the app talks to Redis through a proxy that can refuse connections
  * (a stopped Redis) or hold them open without answering (a hung one). Requests must keep being
  * answered quickly and unlimited (fail open: no RateLimit-* headers), and limits must come back by
  * themselves within seconds of Redis. Before the fix requests hung 8–11 s during an outage, and once

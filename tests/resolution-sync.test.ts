@@ -1,5 +1,5 @@
 /**
- * Resolution from the live venue's two sources (issue #16 item 1): `events:sync` reads each market's
+ * Resolution from the live venue's two sources: `events:sync` reads each market's
  * outcome from Gamma and from the chain (Conditional Tokens payout vectors, on an in-process EVM with
  * the CTF stand-in at its real address). An outcome both report is applied and the event's positions
  * settle, once however often the sync runs; one source alone waits (the event is closed, trading

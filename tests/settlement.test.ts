@@ -1,5 +1,5 @@
 /**
- * Resolution and settlement, exactly once (issue #16 items 1 and 2), over /api and /trpc, on the
+ * Resolution and settlement, exactly once, over /api and /trpc, on the
  * paper venue and (TEST_VENUE=polymarket) the live adapter, whose redemptions go through the relayer
  * to the CLOB stand-in's ledger: an operator resolves an event (POST /api/events/{eventId}/resolution,
  * or the CLI); every open position of it settles at winning shares × $1, with its remaining cost basis

@@ -1,5 +1,5 @@
 /**
- * The private account stream (issue #19 §3; docs/streams.md) over a real socket, on this run's
+ * The private account stream (docs/streams.md) over a real socket, on this run's
  * database: refusals before the stream opens (400/401/402/429 in our shape), filtering by account and
  * trading user, resume by seq, the outbox ordering trap (two overlapping transactions committing out
  * of order; on PGlite, which has one connection, the same visibility order made by hand), billing

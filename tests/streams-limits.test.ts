@@ -1,6 +1,6 @@
 /**
  * Account streams cannot be multiplied by minting credentials, and cost the same whoever holds them
- * (issue #26; docs/streams.md "Billing and limits"), over a real socket on this run's database:
+ * (docs/streams.md "Billing and limits", docs/decisions.md §11), over a real socket on this run's database:
  *  - one wallet signing in 40 times and opening 5 streams per session from one address holds at most
  *    STREAM_MAX_PER_ACCOUNT / STREAM_MAX_PER_IP streams; the rest are 429 with Retry-After; the limit
  *    follows the account to other addresses, and the address's budget covers public streams and other

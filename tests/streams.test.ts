@@ -1,5 +1,5 @@
 /**
- * The public valuation stream (issue #19 §3; docs/streams.md), over a real socket (Bun.serve around
+ * The public valuation stream (docs/streams.md), over a real socket (Bun.serve around
  * app.handle, as main.ts serves it), on this run's database: refusals before the stream opens, every
  * change once and in order across a reconnect with Last-Event-ID (changes scripted by moving the
  * paper venue's reference prices and recording by hand), resume on another instance, heartbeats,

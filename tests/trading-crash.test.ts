@@ -1,5 +1,5 @@
 /**
- * A crash between placing orders and recording their fills (issue #5): a child process runs the real
+ * A crash between placing orders and recording their fills: a child process runs the real
  * app and is killed (SIGKILL) right after the venue filled an order. After a restart on the same
  * database, orders/sync and positions/sync bring our records in line with the venue's ledger.
  */

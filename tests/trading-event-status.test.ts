@@ -1,5 +1,5 @@
 /**
- * Trading reads an event's status from the database when it acts (issue #16): the market-data
+ * Trading reads an event's status from the database when it acts: the market-data
  * snapshot can be MARKET_DATA_TTL_MS old, and a quote, a buy or a sale must not slip in after the
  * event stopped trading or resolved. A position of such an event is not sold: it settles at resolution.
  */

@@ -1,5 +1,5 @@
 /**
- * Faults between us and the venue (issue #5): a rejected band, a half fill, a lost request, a fill
+ * Faults between us and the venue: a rejected band, a half fill, a lost request, a fill
  * whose answer is lost, a venue that is down, failures during sales, and 200 concurrent buys and
  * sells on one position. After each, our records and the venue's ledger agree to the micro-unit.
  */

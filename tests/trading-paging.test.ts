@@ -1,5 +1,5 @@
 /**
- * Paging of positions and orders (issue #16 item 6): `limit` and `offset` cut the newest-first list,
+ * Paging of positions and orders: `limit` and `offset` cut the newest-first list,
  * `total` counts the whole filtered set (also past the last page), over /api and /trpc.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';

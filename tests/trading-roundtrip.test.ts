@@ -1,5 +1,5 @@
 /**
- * No stranded positions (issue #16): on every open event, a $500 LONG and a $500 SHORT bought and
+ * No stranded positions: on every open event, a $500 LONG and a $500 SHORT bought and
  * then sold 100% at once close fully — status closed, no band left, nothing unsold — and the round
  * trip loses no more than the quoted spread (/valuation's spreadPercent) plus 1 point. The paper
  * books make this true the way the live venue's do: Polymarket's tick rule and depth in dollars.

@@ -1,6 +1,6 @@
 /**
  * A sale's quote (POST /trading/sell/quote), a customer's session on the trading routes, and the
- * account's users (GET /trading/users) — what the dashboard's trading page stands on (issue #18).
+ * account's users (GET /trading/users) — what the dashboard's trading page stands on.
  * Through the real HTTP surface (/api and /trpc) on the test venue (paper, or the CLOB stand-in).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';

@@ -1,5 +1,5 @@
 /**
- * Sales keep the position's shape (issue #16): a partial sale sells the same fraction of every band
+ * Sales keep the position's shape: a partial sale sells the same fraction of every band
  * or is refused naming the percentages that would; the cost basis released is proportional to what
  * is sold; `minAveragePrice` refuses a plan below it with nothing sent; a band that cannot be sold
  * is reported in `unsold` and stays in the position. Over /api and the typed tRPC client.

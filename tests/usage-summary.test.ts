@@ -1,5 +1,5 @@
 /**
- * Usage by key, path and time (issue #18's usage page, over /api and /trpc): each record names its
+ * Usage by key, path and time (the dashboard's usage page, over /api and /trpc): each record names its
  * key; /api/usage filters by key and path and pages with offset; /api/usage/summary sums requests and
  * cost per UTC hour or day, per path and per key — and its totals equal the records it summarises.
  * A signed-in customer reads their own, billed like a key; another account's never.

@@ -1,5 +1,5 @@
 /**
- * Candle backfill (issue #19 §1): on the paper venue, past books are computed from its book function
+ * Candle backfill: on the paper venue, past books are computed from its book function
  * and make the same candles the recorder made from the live snapshots; on the live venue, candles come
  * from Polymarket's price history, here a local stand-in of `GET /prices-history`. Both are idempotent
  * per (event, interval, start) and never replace a recorded candle. PGlite by default, PostgreSQL

@@ -1,5 +1,5 @@
 /**
- * Valuation history across restarts and instances (issue #19 §1, review of the recording): a 1h or 1d
+ * Valuation history across restarts and instances (review of the recording): a 1h or 1d
  * candle finished by a process that started in its middle is completed with the 1-minute candles
  * stored for its span, so the candle written (once) is the whole interval's; the current candles are
  * whole from the first recording after a start. And the recorder's snapshots: MarketData.refreshed()

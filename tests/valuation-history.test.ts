@@ -1,5 +1,5 @@
 /**
- * Valuation history (issue #19 §1): candles built from the market recorder's snapshots, written once,
+ * Valuation history: candles built from the market recorder's snapshots, written once,
  * served by GET /api/trading/valuation/history (and tRPC), pruned after the 1-minute retention.
  *
  * The books of openai-ipo are scripted step by step (a venue that answers them instead of the paper

@@ -1,5 +1,5 @@
 /**
- * kill -9 of a server process in the middle of a webhook delivery (issue #19 §4): the receiver holds
+ * kill -9 of a server process in the middle of a webhook delivery: the receiver holds
  * the request, the process dies, nothing is recorded; after a restart on the same database the
  * delivery's lease runs out and it is sent again, with the same webhook-id and body, and recorded
  * succeeded once. On both databases (PGlite: one process per data directory, handed over).

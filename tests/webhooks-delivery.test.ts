@@ -1,5 +1,5 @@
 /**
- * The webhook delivery worker (issue #19 §4) against a local receiver: failures (5xx, a hung
+ * The webhook delivery worker against a local receiver: failures (5xx, a hung
  * receiver, connection refused, a redirect) are retried with the same webhook-id and counted, with
  * the backoff respected (time driven through `now`, never slept); the retry window ends in `failed`;
  * workers racing over the same deliveries send each once; a lease held is not taken, an expired one

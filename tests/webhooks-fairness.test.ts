@@ -1,5 +1,5 @@
 /**
- * Webhook fairness between accounts (issue #26): one tenant's endpoints that never answer must not
+ * Webhook fairness between accounts: one tenant's endpoints that never answer must not
  * starve everyone else's deliveries. The attack measured: 30 endpoints that accept the connection and
  * never answer, from 3 free accounts, on 2 instances, delayed another account's delivery from 0.3 s
  * to 48 s (every slot of both pools held until WEBHOOK_TIMEOUT_MS, wave after wave of the attacker's

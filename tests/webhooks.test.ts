@@ -1,5 +1,5 @@
 /**
- * Signed webhooks (issue #19 §4), over /api and /trpc: registration and its validation (event types,
+ * Signed webhooks, over /api and /trpc: registration and its validation (event types,
  * https, URL length, at most 10 per account, SSRF refusals of every private form), another account's
  * webhook is 404, secrets appear only once (never in lists, deliveries or logs), deliveries verify
  * with the official `standardwebhooks` library, rotation signs with both secrets for 24 h and then

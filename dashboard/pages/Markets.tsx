@@ -8,7 +8,7 @@ import { api, problemOf, type ApiProblem, type Outputs } from '../trpc.ts';
 import { ValuationHistory } from './markets/ValuationHistory.tsx';
 
 /**
- * Markets (issue #18): every IPO valuation event with its implied valuation, the cost of a LONG and a
+ * Markets: every IPO valuation event with its implied valuation, the cost of a LONG and a
  * SHORT unit and their best and worst returns (default floors); one event in detail — its bands as a
  * chart and a table, and its quote recomputed for floors the visitor chooses. Public market data:
  * the service refreshes it every MARKET_DATA_TTL_MS (2 s); the page asks again every 10 s.

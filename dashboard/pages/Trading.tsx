@@ -1,5 +1,5 @@
 /**
- * Trading (issue #18): the positions of the account's trading users — open, closed, settled — valued
+ * Trading: the positions of the account's trading users — open, closed, settled — valued
  * live at the bids, each with its bands as a chart; selling (with the sale's quote and its price
  * protection shown before confirming); orders, trade history and settlements.
  *

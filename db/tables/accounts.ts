@@ -20,7 +20,7 @@ export const accounts = pgTable(
     /** Running totals of the usage rows (kept by the same statements that write them), so the billing summary is O(1). */
     usageCount: micros('usage_count').notNull().default(0),
     usageCostMicros: micros('usage_cost_micros').notNull().default(0),
-    /** prepaid: requests are paid from the balance; metered: never refused for balance, usage is exported to Stripe (issue #17). */
+    /** prepaid: requests are paid from the balance; metered: never refused for balance, usage is exported to Stripe. */
     billingPlan: text('billing_plan', { enum: ['prepaid', 'metered'] }).notNull().default('prepaid'),
     stripeCustomerId: text('stripe_customer_id'),
     /** Metered accounts: refused (402) above this spend in a calendar month (UTC); null = no cap. */
@@ -49,7 +49,7 @@ export const apiKeys = pgTable(
     createdAt: createdAt(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
-    /** Spend cap per `capPeriod` (issue #17); null = none. */
+    /** Spend cap per `capPeriod`; null = none. */
     spendCapMicros: micros('spend_cap_micros'),
     capPeriod: text('cap_period', { enum: ['day', 'month'] }),
     /** The period `capSpentMicros` counts ('2026-11-24' or '2026-11', UTC), kept by the admission statement. */
@@ -96,7 +96,7 @@ export const usageRecords = pgTable(
     path: text('path').notNull(),
     costMicros: micros('cost_micros').notNull(),
     requestId: text('request_id').notNull(),
-    /** Who pays it: the prepaid balance, or the metered subscription (exported to Stripe, issue #17). */
+    /** Who pays it: the prepaid balance, or the metered subscription (exported to Stripe). */
     billedTo: text('billed_to', { enum: ['balance', 'meter'] }).notNull().default('balance'),
     /** A metered row: the meter export batch that sent it to Stripe (null: not exported yet; see server/billing/meter-export.ts). */
     exportBatch: text('export_batch'),

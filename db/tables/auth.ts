@@ -1,5 +1,5 @@
 /**
- * Customers signing in with a wallet (EIP-4361, issue #17): the wallets an account owns, one-time
+ * Customers signing in with a wallet (EIP-4361): the wallets an account owns, one-time
  * sign-in nonces and browser sessions. Session tokens are stored only as SHA-256 hex.
  */
 import { index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';

@@ -1,5 +1,5 @@
 /**
- * Stablecoin deposits (issue #17): one row per ERC-20 Transfer log to the deposit address, unique per
+ * Stablecoin deposits: one row per ERC-20 Transfer log to the deposit address, unique per
  * (chain id, transaction hash, log index) whichever path saw it first (a claim or the watcher).
  * `accountId` is null while the sender is a wallet no account owns (unclaimed); the credit happens
  * once the block is final, in the same transaction that marks the row credited.

@@ -1,5 +1,5 @@
 /**
- * Market data over time (issue #19): per-event candles of the basket metrics, built from the
+ * Market data over time: per-event candles of the basket metrics, built from the
  * market-data snapshots (or backfilled). One row per (event, interval, start), written once: the
  * first instance to close a candle writes it, the others' identical-key writes are no-ops.
  * Prices and unit costs are micro-USD; the implied valuation is in billions of USD (an estimate, not money).

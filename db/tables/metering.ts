@@ -1,5 +1,5 @@
 /**
- * Metered billing exported to Stripe (issue #17): each export pass marks the settled, not yet exported
+ * Metered billing exported to Stripe: each export pass marks the settled, not yet exported
  * metered usage rows with a new batch id (`usage_records.export_batch`) and, in the same transaction,
  * writes their sums per account and minute here (the outbox), one row per (account, minute, batch).
  * Each row is then delivered to Stripe's meter events with its deterministic identifier; `sentAt`

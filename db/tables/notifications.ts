@@ -1,5 +1,5 @@
 /**
- * What happened to an account, for the customer's own streams and webhooks (issue #19).
+ * What happened to an account, for the customer's own streams and webhooks.
  *
  * `account_events` is the outbox: a row is written in the same transaction as the change it
  * announces (an order filled, a position settled, a deposit credited…), with a database-wide
@@ -103,7 +103,7 @@ export const webhookDeliveries = pgTable(
 );
 
 /**
- * Streams held open (issue #19), one row per connection, renewed while it lives: how many a key
+ * Streams held open, one row per connection, renewed while it lives: how many a key
  * holds across instances (429 beyond the limit) and what each has been billed.
  */
 export const streamLeases = pgTable(

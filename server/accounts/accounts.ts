@@ -12,6 +12,7 @@ import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { accountEventCtes, usdSql } from '../webhooks/announce.ts';
+import { balanceCreditCtes } from './balance-credit.ts';
 
 export function noSuchAccount(accountId: string): ApiError {
   return new ApiError('NOT_FOUND', `No account ${accountId}; creating its first key (POST /api/keys) creates it`);
@@ -63,21 +64,11 @@ export async function creditAccount(db: Db, input: { accountId: string; amountMi
     db,
     'credit_account',
     sql`
-      with added as (
-        insert into credits (id, account_id, amount_micros, reference)
+      with ${balanceCreditCtes(sql`
         select ${sql.placeholder('id')}::text, a.id, ${sql.placeholder('amountMicros')}::bigint, ${sql.placeholder('reference')}::text
           from accounts a
-         where a.id = ${sql.placeholder('accountId')}::text
-        on conflict (account_id, reference) do nothing
-        returning account_id, amount_micros
-      ), updated as (
-        update accounts a
-           set balance_micros = a.balance_micros + added.amount_micros
-          from added
-         where a.id = added.account_id
-        returning a.id, a.balance_micros, added.amount_micros
-      ),
-      -- The credit announced to the account's private streams (issue #19), in the same statement.
+         where a.id = ${sql.placeholder('accountId')}::text`)},
+      -- The credit announced to the account's private streams, in the same statement.
       ${accountEventCtes('credit', sql`select ${sql.placeholder('eventId')}::text as id, u.id as account_id, null::text as user_id, 'balance.changed' as type, jsonb_build_object('balance', ${usdSql('u.balance_micros')}, 'change', ${usdSql('u.amount_micros')}, 'reason', 'credit') as data from updated u`)}
       select (select balance_micros from updated) as credited,
              (select balance_micros from accounts where id = ${sql.placeholder('accountId')}::text) as before`,
@@ -92,7 +83,7 @@ export async function creditAccount(db: Db, input: { accountId: string; amountMi
 
 /** One statement; NOT_FOUND for an unknown account. */
 /**
- * The operator sets an account's plan (issue #17): `metered` needs the Stripe customer its usage is
+ * The operator sets an account's plan: `metered` needs the Stripe customer its usage is
  * exported to; `monthlyCapMicros` (metered only) refuses requests above it in a UTC month; back to
  * `prepaid`, requests are paid from the balance again — and the Stripe customer stays, so the usage
  * metered before the switch is still exported to it.

@@ -10,6 +10,7 @@ import type { Db } from '../../db/client.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { BillingMetrics } from '../metrics/billing.ts';
 import { refundCharge, type Charge } from './billing.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 const RETRY_MS = 500;
 
@@ -32,7 +33,7 @@ export class Refunds {
     } catch (error) {
       this.metrics?.refund('deferred');
       this.pending.set(charge.usageId, charge);
-      this.logger.warn('refund deferred until the database answers', { usageId: charge.usageId, error: String((error as Error).message ?? error) });
+      this.logger.warn('refund deferred until the database answers', { usageId: charge.usageId, error: errorMessage(error) });
       this.schedule();
     }
   }

@@ -1,5 +1,5 @@
 /**
- * A sign-in nonce is bound to the client that asked for it (issue #26): GET /api/auth/nonce sets the
+ * A sign-in nonce is bound to the client that asked for it: GET /api/auth/nonce sets the
  * `pipo_nonce` cookie, 256 random bits the database keeps only as SHA-256 (auth_nonces.binding_hash),
  * and POST /api/auth/verify accepts the nonce only with that cookie. A signed message that leaks (a
  * phishing page relaying it, a log) is worthless without the cookie of the client that fetched the

@@ -1,5 +1,5 @@
 /**
- * Browser sessions after a wallet sign-in (issue #17): an opaque random token in an HttpOnly,
+ * Browser sessions after a wallet sign-in: an opaque random token in an HttpOnly,
  * SameSite=Lax cookie (Secure unless the service runs on http://localhost), stored only as its
  * SHA-256, expiring after SESSION_TTL_HOURS, revoked by logout or by the account's newer sign-ins
  * beyond SESSION_MAX_PER_ACCOUNT (oldest first). A session acts for its own account

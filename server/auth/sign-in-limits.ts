@@ -1,5 +1,5 @@
 /**
- * How often a client may sign in (issue #26), RATE_LIMIT_SIGN_IN_RPS/_BURST (0.2/s, burst 10), each in a
+ * How often a client may sign in, RATE_LIMIT_SIGN_IN_RPS/_BURST (0.2/s, burst 10), each in a
  * bucket of its own, shared by instances through Redis like every limit (429 RATE_LIMITED, Retry-After):
  *  - nonces per client IP: bounds the unused nonces one address can leave in the table (burst + rps ×
  *    the 10-minute lifetime = 130), beyond the public per-IP limit every route has;

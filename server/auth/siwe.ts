@@ -1,5 +1,5 @@
 /**
- * Sign-in with a wallet (EIP-4361, issue #17). A nonce is issued (`GET /api/auth/nonce`: 128 bits
+ * Sign-in with a wallet (EIP-4361). A nonce is issued (`GET /api/auth/nonce`: 128 bits
  * from the CSPRNG, bound to the asking client's `pipo_nonce` cookie, see nonce-cookie.ts), the wallet
  * signs a message naming it, and `verifySignIn` checks the message field by field — this service's
  * scheme, domain and URI (PUBLIC_URL), the chain id (SIWE_CHAIN_ID), issued-at not in the future,

@@ -9,6 +9,7 @@ import Stripe from 'stripe';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { resultRows } from '../../db/prepared.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 export interface MeterExportFailure {
   accountId: string;
@@ -48,7 +49,7 @@ export function createStripeClient(config: Config['stripe']): Stripe {
 
 /** An error's message with anything key-like removed (Stripe's 401 names a masked key; never log even that). */
 export function redact(error: unknown, secretKey?: string): string {
-  let text = error instanceof Error ? error.message : String(error);
+  let text = errorMessage(error);
   if (secretKey) text = text.split(secretKey).join('[redacted]');
   return text.replace(/\b(sk|rk)_(test|live)_[A-Za-z0-9*]+/g, '[redacted]');
 }

@@ -1,5 +1,5 @@
 /**
- * Metered usage exported to Stripe Billing Meter Events (issue #17). Usage rows billed to the meter
+ * Metered usage exported to Stripe Billing Meter Events. Usage rows billed to the meter
  * (`usage_records.billed_to = 'meter'`) are exported by marking them: each pass stamps the rows it
  * takes with a new batch id (`usage_records.export_batch`) and writes their sums per account and
  * minute (UTC) into an outbox (`meter_exports`, one row per (account, minute, batch)). Each outbox row
@@ -43,6 +43,7 @@ import { hostname } from 'node:os';
 import { sql, type SQL } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import type { Config } from '../config.ts';
+import { startJob, type Job } from '../lib/jobs.ts';
 import type { Services } from '../services.ts';
 import { createStripeClient, deliverRows, redact, rowsOf, type MeterExportFailure } from './meter-delivery.ts';
 
@@ -204,61 +205,37 @@ async function countPending(services: Services): Promise<number> {
   return Number(row!.n);
 }
 
-export interface MeterExporter {
-  stop(): Promise<void>;
-}
-
 /**
- * Runs a pass now and then every config.stripe.exportIntervalMs (the next one is scheduled when the
- * previous one ends, so passes never overlap). Off without a secret key or with an interval of 0.
- * A failed pass is logged; the next one retries. stop() aborts the pass in flight and waits for it.
+ * Runs a pass now and then every config.stripe.exportIntervalMs under the job runner's rules
+ * (server/lib/jobs.ts: never overlapping, backoff after failures, stop() aborts the pass in flight —
+ * which releases the lease — and waits for it). Off without a secret key or with an interval of 0.
  */
-export function startMeterExporter(services: Services, options: Pick<MeterExportOptions, 'stripe' | 'now'> = {}): MeterExporter {
+export function startMeterExporter(services: Services, options: Pick<MeterExportOptions, 'stripe' | 'now'> = {}): Job {
   const { secretKey, exportIntervalMs } = services.config.stripe;
   const { logger } = services;
   if (!secretKey && !options.stripe) {
     logger.info('metered usage export is off: STRIPE_SECRET_KEY is not set, so metered usage is not sent to Stripe');
-    return { stop: async () => {} };
+    return startJob({ name: 'meter_export', intervalMs: 0, logger, run: async () => {} });
   }
-  if (exportIntervalMs === 0) {
-    logger.info('metered usage export is off: METER_EXPORT_INTERVAL_MS is 0 (run npm run billing:export)');
-    return { stop: async () => {} };
-  }
+  if (exportIntervalMs === 0) logger.info('metered usage export is off: METER_EXPORT_INTERVAL_MS is 0 (run npm run billing:export)');
   const stripe = options.stripe ?? createStripeClient(services.config.stripe);
   // One name for this process: a pass that died without releasing the lease is retaken by the next.
   const owner = exporterName();
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<void> | undefined;
-  const job = services.metrics.jobs.register('meter_export', exportIntervalMs);
-
-  const pass = async () => {
-    try {
-      const s = await job.track(exportMeteredUsage(services, { stripe, owner, now: options.now, signal: controller.signal }));
+  return startJob({
+    name: 'meter_export',
+    intervalMs: exportIntervalMs,
+    firstRunMs: 0,
+    logger,
+    metrics: services.metrics.jobs,
+    // Stripe's errors may quote the key: the log line gets the message with any key redacted.
+    describeError: (error) => redact(error, secretKey),
+    run: async (signal) => {
+      const s = await exportMeteredUsage(services, { stripe, owner, now: options.now, signal });
       if (s.rowsWritten || s.delivered || s.failed) {
         const { failures: _, ...counts } = s;
         logger.info('metered usage exported', counts);
       }
-    } catch (error) {
-      logger.error('metered usage export failed; the next pass retries', { error: redact(error, secretKey) });
-    }
-  };
-  const schedule = (ms: number) => {
-    if (controller.signal.aborted) return;
-    timer = setTimeout(() => {
-      running = pass().finally(() => {
-        running = undefined;
-        schedule(exportIntervalMs);
-      });
-    }, ms);
-    timer.unref?.();
-  };
-  schedule(0);
-  return {
-    stop: async () => {
-      controller.abort();
-      clearTimeout(timer);
-      await running;
+      return s;
     },
-  };
+  });
 }

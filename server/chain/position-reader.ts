@@ -5,6 +5,7 @@
  */
 import { createPublicClient, http, parseAbi, type Address, type PublicClient } from 'viem';
 import { polygon } from 'viem/chains';
+import { errorFirstLine } from '../lib/error-message.ts';
 
 export type MarketVersion = 'v1' | 'v2';
 
@@ -27,6 +28,12 @@ export interface PositionReader {
 /** The RPC could not answer; callers map it to VENUE_UNAVAILABLE. */
 export class ChainUnavailable extends Error {
   override name = 'ChainUnavailable';
+}
+
+/** A failed RPC call as ChainUnavailable (unchanged if it is one), with the first line of the failure. */
+export function chainUnavailable(error: unknown): ChainUnavailable {
+  if (error instanceof ChainUnavailable) return error;
+  return new ChainUnavailable(`Polygon RPC failed: ${errorFirstLine(error)}`, { cause: error });
 }
 
 const ERC1155 = parseAbi(['function balanceOfBatch(address[] accounts, uint256[] ids) view returns (uint256[])']);
@@ -52,7 +59,7 @@ export function createPositionReader(client: PublicClient, options: { batchSize?
       try {
         await Promise.all(calls);
       } catch (error) {
-        throw new ChainUnavailable(`Polygon RPC failed: ${String((error as Error).message).split('\n')[0]}`, { cause: error });
+        throw chainUnavailable(error);
       }
       return result;
     },

@@ -6,7 +6,7 @@
  * indexed, so the search is one filtered log query per ledger).
  */
 import { parseAbi, parseAbiItem, type Address, type PublicClient } from 'viem';
-import { ChainUnavailable, createPositionReader, POSITION_CONTRACTS, type MarketVersion, type TokenRef } from './position-reader.ts';
+import { chainUnavailable, createPositionReader, POSITION_CONTRACTS, type MarketVersion, type TokenRef } from './position-reader.ts';
 import { createResolutionReader, type ConditionPayouts } from './resolution-reader.ts';
 
 export interface RedemptionChain {
@@ -34,8 +34,7 @@ export function createRedemptionChain(client: PublicClient, options: { contracts
     try {
       return await what;
     } catch (error) {
-      if (error instanceof ChainUnavailable) throw error;
-      throw new ChainUnavailable(`Polygon RPC failed: ${String((error as Error).message).split('\n')[0]}`, { cause: error });
+      throw chainUnavailable(error);
     }
   };
   /** The latest transfer of `tokens` out of `wallet` within [from, to], on either ledger. */

@@ -6,7 +6,7 @@
  * markets have two outcomes; their order is Gamma's `outcomes` order (Yes first).
  */
 import { parseAbi, type Address, type Hex, type PublicClient } from 'viem';
-import { ChainUnavailable, POSITION_CONTRACTS } from './position-reader.ts';
+import { chainUnavailable, POSITION_CONTRACTS } from './position-reader.ts';
 
 export interface ConditionPayouts {
   /** Outcome i's numerator; `denominator` is their sum. */
@@ -40,7 +40,7 @@ export function createResolutionReader(client: PublicClient, options: { conditio
           }),
         );
       } catch (error) {
-        throw new ChainUnavailable(`Polygon RPC failed: ${String((error as Error).message).split('\n')[0]}`, { cause: error });
+        throw chainUnavailable(error);
       }
       return result;
     },

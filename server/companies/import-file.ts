@@ -5,6 +5,7 @@
  */
 import { parseCsv } from '../lib/csv.ts';
 import { COMPANY_FIELDS, companyRecordSchema } from './company-schema.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 export interface SourceRow {
   line: number;
@@ -55,7 +56,7 @@ export function readCsvRows(text: string): SourceRow[] {
   try {
     parsed = parseCsv(text.replace(/^\uFEFF/, ''));
   } catch (error) {
-    throw new ImportFileError(0, 'file', (error as Error).message);
+    throw new ImportFileError(0, 'file', errorMessage(error));
   }
   const [header, ...records] = parsed;
   if (!header) return [];
@@ -74,7 +75,7 @@ export function readJsonRows(text: string): SourceRow[] {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ImportFileError(0, 'file', `not valid JSON: ${(error as Error).message}`);
+    throw new ImportFileError(0, 'file', `not valid JSON: ${errorMessage(error)}`);
   }
   if (!Array.isArray(parsed)) throw new ImportFileError(0, 'file', 'a JSON import file must hold an array of company records');
   return parsed.map((value, i) => ({ line: i + 1, value }));

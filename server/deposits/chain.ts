@@ -1,5 +1,5 @@
 /**
- * What deposit verification reads from Polygon (issue #17): the chain id, the finalized and latest
+ * What deposit verification reads from Polygon: the chain id, the finalized and latest
  * block numbers, a transaction's receipt, a block's hash, and the ERC-20 Transfer logs of one token
  * to the deposit address in a block range (`to` is indexed, so the node filters them for us).
  *
@@ -7,7 +7,7 @@
  * retries on its next pass); "no such receipt" or "no such block" is an answer (null), not a failure.
  */
 import { parseAbiItem, TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from 'viem';
-import { ChainUnavailable } from '../chain/position-reader.ts';
+import { chainUnavailable, ChainUnavailable } from '../chain/position-reader.ts';
 
 export { ChainUnavailable };
 
@@ -82,8 +82,7 @@ export function createDepositChain(client: PublicClient, options: DepositChainOp
     try {
       return await what();
     } catch (error) {
-      if (error instanceof ChainUnavailable) throw error;
-      throw new ChainUnavailable(`Polygon RPC failed: ${String((error as Error)?.message ?? error).split('\n')[0]}`, { cause: error });
+      throw chainUnavailable(error);
     }
   };
   // viem caches getBlockNumber for 4 s by default; finality decisions must see the current head.

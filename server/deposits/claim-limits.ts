@@ -1,5 +1,5 @@
 /**
- * The failed-claim limit (issue #26). Each claim costs the operator Polygon RPC reads, and a claim of
+ * The failed-claim limit. Each claim costs the operator Polygon RPC reads, and a claim of
  * a random hash costs them as much as a real one. So a claim that fails (any refusal: unknown hash,
  * not a deposit, not your wallet, and an RPC failure too) takes a token from two buckets of
  * RATE_LIMIT_DEPOSIT_FAILURE_* — its account's and its client address's (one attacker, many free

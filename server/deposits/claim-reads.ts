@@ -1,5 +1,5 @@
 /**
- * How claims read receipts (issue #26): a claim names any hash it likes, so without a guard every
+ * How claims read receipts: a claim names any hash it likes, so without a guard every
  * claim is a Polygon RPC call paid by the operator. Two rules, per instance, for claims only (the
  * watcher and finalisation read the chain directly):
  *

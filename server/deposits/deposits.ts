@@ -1,5 +1,5 @@
 /**
- * Stablecoin deposits verified on chain (issue #17). A customer sends USDC (or USDC.e) from a wallet
+ * Stablecoin deposits verified on chain. A customer sends USDC (or USDC.e) from a wallet
  * of their account to the operator's deposit address; the transfer is credited once its block is
  * final, exactly once per (chain id, transaction hash, log index), by whichever path sees it first:
  * a claim (`claimDeposit`, the customer names the transaction) or the watcher (`scanDeposits`, which

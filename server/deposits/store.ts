@@ -1,5 +1,5 @@
 /**
- * The deposit rows (issue #17) and the one statement that credits them. A row is keyed by
+ * The deposit rows and the one statement that credits them. A row is keyed by
  * (chain id, transaction hash, log index); whichever path sees a transfer first (a claim or the
  * watcher) inserts it, and every later sighting either changes nothing or — while the row is not
  * final — follows the chain (a moved block, a revived log). Status changes are conditional updates,
@@ -13,6 +13,7 @@ import { newId } from '../lib/ids.ts';
 import { microsToUsd } from '../lib/money.ts';
 import type { DepositTransfer } from './verify.ts';
 import { accountEventCtes, usdSql } from '../webhooks/announce.ts';
+import { balanceCreditCtes } from '../accounts/balance-credit.ts';
 
 export interface DepositKey {
   chainId: number;
@@ -137,20 +138,10 @@ export async function creditDeposit(db: Db, key: DepositKey, blockHash: string |
            and (d.status = 'unclaimed' or (d.status = 'pending' and d.block_hash = ${sql.placeholder('blockHash')}::text))
            and coalesce(d.account_id, (select w.account_id from account_wallets w where w.address = d.from_address)) is not null
         returning d.id, d.account_id, d.amount_micros, d.chain_id, d.tx_hash, d.log_index, d.token, d.from_address
-      ), added as (
-        insert into credits (id, account_id, amount_micros, reference)
+      ), ${balanceCreditCtes(sql`
         select ${sql.placeholder('creditId')}::text, c.account_id, c.amount_micros, 'deposit:' || c.chain_id || ':' || c.tx_hash || ':' || c.log_index
-          from credited c
-        on conflict (account_id, reference) do nothing
-        returning account_id, amount_micros
-      ), updated as (
-        update accounts a
-           set balance_micros = a.balance_micros + added.amount_micros
-          from added
-         where a.id = added.account_id
-        returning a.id, a.balance_micros, added.amount_micros
-      ),
-      -- deposit.credited and balance.changed (issue #19), committed with the credit they announce.
+          from credited c`)},
+      -- deposit.credited and balance.changed, committed with the credit they announce.
       ${accountEventCtes(
         'deposit',
         sql`select ${sql.placeholder('creditedEventId')}::text as id, c.account_id, null::text as user_id, 'deposit.credited' as type,

@@ -1,5 +1,5 @@
 /**
- * Pure decoding of ERC-20 Transfer logs into deposits (issue #17). A deposit is judged only from the
+ * Pure decoding of ERC-20 Transfer logs into deposits. A deposit is judged only from the
  * logs a token contract emitted — token, recipient, amount, sender — never from a transaction's
  * `value` or what a client claims. Accepted tokens are 6-decimal USD stablecoins (USDC, USDC.e), so
  * one token unit is one micro-USD and the amount is taken as is.

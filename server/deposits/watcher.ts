@@ -1,5 +1,5 @@
 /**
- * The deposit watcher (issue #17): finds transfers to the deposit address nobody claimed, by reading
+ * The deposit watcher: finds transfers to the deposit address nobody claimed, by reading
  * each accepted token's Transfer logs (recipient = the deposit address) from a stored cursor per
  * (chain, token) to the latest block, in bounded ranges (RPC providers cap a log query's range).
  *
@@ -11,12 +11,13 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { depositScans } from '../../db/schema.ts';
+import { startJob, type Job, type JobRecorder } from '../lib/jobs.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { JobMetrics } from '../metrics/jobs.ts';
 import type { DepositChain } from './chain.ts';
 import { depositRules, finalizeDeposits, type DepositConfig, type FinalizeResult } from './deposits.ts';
 import { recordDeposit } from './store.ts';
 import { classifyTransfers } from './verify.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /** One log query's block range (≈ 1 hour of Polygon blocks) and how many one pass makes per token. */
 const LOG_RANGE = 2_000n;
@@ -86,31 +87,22 @@ export async function scanDeposits(db: Db, chain: DepositChain, config: DepositC
 }
 
 /**
- * Runs `scanDeposits` every `config.scanIntervalMs` (0, or no deposit address: off). Passes never
- * overlap in one process; a failing pass (the RPC down) is logged and the next one tries again.
+ * Runs `scanDeposits` every `config.scanIntervalMs` (0, or no deposit address: off) under the job
+ * runner's rules (server/lib/jobs.ts): passes never overlap, a failing pass (the RPC down) is logged
+ * and retried with backoff, stop() aborts and waits.
  */
-export function startDepositWatcher(input: { db: Db; chain: DepositChain; config: DepositConfig; logger: Logger; jobs?: JobMetrics }): { stop(): Promise<void> } {
+export function startDepositWatcher(input: { db: Db; chain: DepositChain; config: DepositConfig; logger: Logger; jobs?: JobRecorder }): Job {
   const { db, chain, config, logger } = input;
-  if (config.scanIntervalMs <= 0 || !depositRules(config)) return { stop: async () => {} };
-  const job = input.jobs?.register('deposit_scan', config.scanIntervalMs);
-  let running: Promise<unknown> | undefined;
-  const onError = (txHash: string, error: unknown) => logger.warn('settling a deposit failed; the next pass retries it', { txHash, error: String((error as Error)?.message ?? error) });
-  const pass = () => {
-    if (running) return;
-    const scan = scanDeposits(db, chain, config, { onError });
-    running = (job ? job.track(scan) : scan)
-      .then((r) => {
-        if (r.finalize.credited || r.finalize.dropped) logger.info('deposit pass', { credited: r.finalize.credited, dropped: r.finalize.dropped });
-      })
-      .catch((error) => logger.warn('deposit pass failed; the next one retries', { error: String((error as Error)?.message ?? error) }))
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(pass, config.scanIntervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  const onError = (txHash: string, error: unknown) => logger.warn('settling a deposit failed; the next pass retries it', { txHash, error: errorMessage(error) });
+  return startJob({
+    name: 'deposit_scan',
+    intervalMs: depositRules(config) ? config.scanIntervalMs : 0,
+    logger,
+    metrics: input.jobs,
+    run: async () => {
+      const r = await scanDeposits(db, chain, config, { onError });
+      if (r.finalize.credited || r.finalize.dropped) logger.info('deposit pass', { credited: r.finalize.credited, dropped: r.finalize.dropped });
+      return r;
     },
-  };
+  });
 }

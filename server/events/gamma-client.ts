@@ -4,6 +4,7 @@
  * `outcomePrices`, `clobTokenIds`) are decoded.
  */
 import { z } from 'zod';
+import { errorMessage } from '../lib/error-message.ts';
 
 const jsonList = z.union([z.array(z.string()), z.string()]).transform((value, ctx) => {
   if (Array.isArray(value)) return value;
@@ -65,7 +66,7 @@ export async function fetchGammaEvent(slug: string, options: { baseUrl: string; 
   try {
     response = await (options.fetch ?? fetch)(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
   } catch (error) {
-    throw new GammaError(`Gamma did not answer for ${slug}: ${String((error as Error).message)}`, { cause: error });
+    throw new GammaError(`Gamma did not answer for ${slug}: ${errorMessage(error)}`, { cause: error });
   }
   if (response.status === 404) return null;
   if (!response.ok) throw new GammaError(`Gamma answered ${response.status} for ${slug}`);

@@ -1,6 +1,6 @@
 /**
  * Reading an event's outcome from its two sources on the live venue — Gamma's market objects and the
- * chain's payout vectors — and deciding whether `events:sync` may apply it (issue #16).
+ * chain's payout vectors — and deciding whether `events:sync` may apply it.
  *
  * Each band's market gets a verdict per source: `yes` (its Yes outcome won), `no`, `split` (a 50-50,
  * Polymarket's answer for a cancelled market) or `pending` (not reported yet, or not readable). The

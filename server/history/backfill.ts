@@ -1,5 +1,5 @@
 /**
- * Candle backfill (issue #19): fills in finished candles of past periods, on the venue the service
+ * Candle backfill: fills in finished candles of past periods, on the venue the service
  * runs (VENUE): the paper venue computes its past books (backfill-paper.ts), the live venue reads
  * Polymarket's price history (backfill-polymarket.ts). Idempotent per (event, interval, start): rows
  * are inserted `ON CONFLICT DO NOTHING`, so a candle already recorded from snapshots (or backfilled
@@ -16,6 +16,7 @@ import { backfillPaperEvent } from './backfill-paper.ts';
 import { backfillPolymarketEvent, ClobPriceHistory, type PriceHistorySource } from './backfill-polymarket.ts';
 import type { CandleInterval } from './candles.ts';
 import { historyNow } from './recording.ts';
+import { errorFirstLine } from '../lib/error-message.ts';
 
 export interface BackfillOptions {
   interval: CandleInterval;
@@ -80,7 +81,7 @@ export async function backfillCandles(services: Services, options: BackfillOptio
           ? await backfillPaperEvent(db, event, { seed: services.config.paper.seed, drift: services.config.paper.drift }, { interval: options.interval, from, until, stepMs: options.stepMs })
           : await backfillPolymarketEvent(db, event, source!, { interval: options.interval, from, until, fidelity: options.fidelity });
     } catch (error) {
-      problems.push(String((error as Error)?.message ?? error).split('\n')[0]!);
+      problems.push(errorFirstLine(error));
     }
     lines.push({ event: event.id, interval: options.interval, venue, ...result, problems });
   }

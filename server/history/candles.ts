@@ -1,5 +1,5 @@
 /**
- * Valuation candles (issue #19): open/high/low/close of an event's basket metrics over a UTC-aligned
+ * Valuation candles: open/high/low/close of an event's basket metrics over a UTC-aligned
  * interval, built from points (one market-data snapshot, or one backfilled sample, each). Pure and
  * in memory: nothing here reads or writes the database (candle-store.ts does).
  *

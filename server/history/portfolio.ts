@@ -1,5 +1,5 @@
 /**
- * Portfolio history (issue #19 §2): the user's holdings at each point in time, rebuilt from their
+ * Portfolio history: the user's holdings at each point in time, rebuilt from their
  * trades (buys, sales, settlements), valued from the valuation candles; the last point is now,
  * valued at the current market-data snapshot exactly as GET /api/trading/positions values it.
  *

@@ -1,5 +1,5 @@
 /**
- * Candle recording (issue #19): subscribes to the market recorder and turns every recording into
+ * Candle recording: subscribes to the market recorder and turns every recording into
  * points of each listed event's 1m, 1h and 1d candles (builder in candles.ts). A recording past a
  * candle's end finishes it, and the finished candle is written once (`ON CONFLICT DO NOTHING`: with
  * several instances the first to write a candle keeps it). Also prunes 1-minute candles older than
@@ -28,10 +28,12 @@
  * history route are whole from the first recording on.
  */
 import type { Recording } from '../market/recorder.ts';
+import { startJob } from '../lib/jobs.ts';
 import type { Services } from '../services.ts';
 import type { Db } from '../../db/client.ts';
 import { minuteSpansBetween, pruneMinuteCandles, writeCandles } from './candle-store.ts';
 import { alignStart, CandleBuilder, combineSpans, pointOfValuation, withEarlier, type Candle, type CandleInterval, type CandleSpan } from './candles.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -105,7 +107,7 @@ export function startCandleRecording(services: Services, options: { now?: () => 
   const builder = new CandleBuilder('snapshots');
   let queued: Candle[] = [];
   let inFlight: Candle[] = [];
-  let chain: Promise<void> = Promise.resolve();
+  let chain: Promise<unknown> = Promise.resolve();
   let lastWarning = 0;
   let dropped = 0;
   /**
@@ -117,7 +119,7 @@ export function startCandleRecording(services: Services, options: { now?: () => 
   const warn = (message: string, error: unknown) => {
     if (Date.now() - lastWarning < WARN_EVERY_MS) return;
     lastWarning = Date.now();
-    logger.warn(message, { queued: queued.length, dropped, error: String((error as Error)?.message ?? error) });
+    logger.warn(message, { queued: queued.length, dropped, error: errorMessage(error) });
   };
 
   const enqueue = (candles: Candle[]) => {
@@ -129,29 +131,27 @@ export function startCandleRecording(services: Services, options: { now?: () => 
     }
   };
 
-  // Writes come with every recording and at least every FINISH_EVERY_MS (the finisher below).
-  const writes = services.metrics.jobs.register('candle_write', FINISH_EVERY_MS);
-  const pruneEveryMs = options.pruneEveryMs ?? PRUNE_EVERY_MS;
-  const prunes = services.metrics.jobs.register('candle_prune', pruneEveryMs);
-
-  const writeQueued = async () => {
-    if (!queued.length) return writes.ran(true);
+  /** Writes the queue; answers the error of a failed write (the candles stay queued), never rejects. */
+  const writeQueued = async (): Promise<unknown> => {
+    if (!queued.length) return undefined;
     inFlight = queued;
     queued = [];
     try {
       await writeCandles(db, await completeCandles(db, inFlight));
       inFlight = [];
-      writes.ran(true);
+      return undefined;
     } catch (error) {
-      writes.ran(false);
       // Kept (as built, completed again on the next try), ahead of anything queued meanwhile, for the next flush.
       queued = [...inFlight, ...queued];
       inFlight = [];
       warn('writing candles failed; kept for the next recording', error);
+      return error;
     }
   };
 
-  const flush = () => (chain = chain.then(writeQueued));
+  // Writes are queued one after the other (with every recording, and by the finisher job below).
+  const write = () => (chain = chain.then(writeQueued));
+  const flush = async () => void (await write());
 
   // The current hour's and day's 1-minute candles, read once at start (before any write: first on the queue).
   const seed = async () => {
@@ -190,27 +190,31 @@ export function startCandleRecording(services: Services, options: { now?: () => 
     const cutoff = at - services.config.marketRecord.oneMinuteRetentionDays * DAY_MS;
     return pruneMinuteCandles(db, cutoff);
   };
-  let pruning: Promise<unknown> | undefined;
-  const prunePass = () => {
-    if (pruning) return;
-    pruning = prunes
-      .track(prune())
-      .then((deleted) => deleted && logger.info('pruned 1-minute candles', { deleted }))
-      .catch((error) => logger.warn('pruning candles failed; the next pass retries', { error: String((error as Error)?.message ?? error) }))
-      .finally(() => (pruning = undefined));
-  };
-
   const unsubscribe = services.recorder.subscribe(onRecording);
-  prunePass();
-  const timer = setInterval(prunePass, pruneEveryMs);
-  timer.unref?.();
+  const jobs = { logger, metrics: services.metrics.jobs };
+  const pruner = startJob({
+    ...jobs,
+    name: 'candle_prune',
+    intervalMs: options.pruneEveryMs ?? PRUNE_EVERY_MS,
+    firstRunMs: 0,
+    run: async () => {
+      const deleted = await prune();
+      if (deleted) logger.info('pruned 1-minute candles', { deleted });
+    },
+  });
   // Candles also finish by the clock, so a venue outage (no recordings) does not keep an ended candle
   // in memory, unwritten, until the venue is back; the grace lets a snapshot in flight land first.
-  const finisher = setInterval(() => {
-    enqueue(builder.finishBefore(now() - FINISH_GRACE_MS));
-    void flush();
-  }, FINISH_EVERY_MS);
-  finisher.unref?.();
+  // Its runs are what candle_write's metrics count: a failing write makes that job's lag grow.
+  const finisher = startJob({
+    ...jobs,
+    name: 'candle_write',
+    intervalMs: FINISH_EVERY_MS,
+    run: async () => {
+      enqueue(builder.finishBefore(now() - FINISH_GRACE_MS));
+      const error = await write();
+      if (error !== undefined) throw error;
+    },
+  });
 
   const same = (eventId: string, interval: CandleInterval) => (c: Candle) => c.eventId === eventId && c.interval === interval;
   const handle: CandleRecording = {
@@ -228,11 +232,9 @@ export function startCandleRecording(services: Services, options: { now?: () => 
     prune,
     stop: async () => {
       unsubscribe();
-      clearInterval(timer);
-      clearInterval(finisher);
+      await Promise.all([finisher.stop(), pruner.stop()]);
       enqueue(builder.finishBefore(now()));
       await flush();
-      await pruning;
       if (recordings.get(services) === handle) recordings.delete(services);
     },
   };

@@ -13,6 +13,7 @@ import type { Config } from '../config.ts';
 import { toPublicError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { createLogger } from '../lib/logger.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /** Larger than any Content-Length a client can send: Bun never answers for us. */
 const UNREACHABLE_BODY_SIZE = Number.MAX_SAFE_INTEGER;
@@ -24,7 +25,7 @@ export function serveOptions(config: Config) {
     /** What Bun answers when the fetch handler throws (app.handle does not): our 500, never a stack. */
     error(error: Error): Response {
       const body = toPublicError(error, newId('req'));
-      logger.error('request failed outside the app', { requestId: body.requestId, error: String(error?.message ?? error) });
+      logger.error('request failed outside the app', { requestId: body.requestId, error: errorMessage(error) });
       return Response.json(body, { status: body.status, headers: { 'X-Request-Id': body.requestId } });
     },
   };

@@ -1,5 +1,5 @@
 /**
- * The market recorder (issue #19): takes a market-data snapshot every MARKET_RECORD_INTERVAL_MS and
+ * The market recorder: takes a market-data snapshot every MARKET_RECORD_INTERVAL_MS and
  * hands it, with every event's valuation at the default floors computed once, to its listeners —
  * the candle builder (valuation history) and the live streams. Fan-out is computed once per
  * snapshot here, never per subscriber.
@@ -8,11 +8,12 @@
  * /valuation object without its timestamp), so a stream sends one message per change, not per tick.
  * Tests drive it by hand (`record()`) with MARKET_RECORD_INTERVAL_MS=0.
  */
+import { startJob, type Job, type JobRecorder } from '../lib/jobs.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { JobMetrics } from '../metrics/jobs.ts';
 import { DEFAULT_FLOORS } from '../valuation/index.ts';
 import type { MarketData, MarketSnapshot } from './market-data.ts';
 import { eventValuation } from './valuation-view.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 export type EventValuation = ReturnType<typeof eventValuation>;
 
@@ -37,14 +38,13 @@ export class MarketRecorder {
   private listeners = new Set<RecordingListener>();
   private last?: Recording;
   private fingerprints = new Map<string, string>();
-  private timer?: ReturnType<typeof setTimeout>;
+  private job?: Job;
   private running?: Promise<Recording | undefined>;
-  private stopped = false;
 
   constructor(
     private marketData: MarketData,
     private logger: Logger,
-    private jobs?: JobMetrics,
+    private jobs?: JobRecorder,
   ) {}
 
   /** Called with every recording from now on; returns the unsubscribe. */
@@ -77,7 +77,7 @@ export class MarketRecorder {
       try {
         valuation = eventValuation(event, snapshot, DEFAULT_FLOORS);
       } catch (error) {
-        this.logger.warn('event not valued in this recording', { eventId: event.id, error: String((error as Error).message) });
+        this.logger.warn('event not valued in this recording', { eventId: event.id, error: errorMessage(error) });
         continue;
       }
       valuations.set(event.id, valuation);
@@ -91,34 +91,24 @@ export class MarketRecorder {
       try {
         await listener(recording);
       } catch (error) {
-        this.logger.error('market recording listener failed', { error: String((error as Error).message) });
+        this.logger.error('market recording listener failed', { error: errorMessage(error) });
       }
     }
     return recording;
   }
 
-  /** Records every `intervalMs` until stop() (0: never). A failed recording is logged and retried next period. */
+  /**
+   * Records at once, then every `intervalMs` until stop() (0: never), under the job runner's rules
+   * (server/lib/jobs.ts): a failed recording is logged and retried with backoff.
+   */
   start(intervalMs: number): this {
-    if (intervalMs <= 0) return this;
-    const job = this.jobs?.register('market_record', intervalMs);
-    const tick = async () => {
-      if (this.stopped) return;
-      await this.record().then(
-        () => job?.ran(true),
-        (error) => {
-          job?.ran(false);
-          this.logger.warn('market recording failed', { error: String(error?.message ?? error) });
-        },
-      );
-      if (!this.stopped) this.timer = setTimeout(tick, intervalMs);
-    };
-    this.timer = setTimeout(tick, 0);
+    this.job = startJob({ name: 'market_record', intervalMs, firstRunMs: 0, logger: this.logger, metrics: this.jobs, run: () => this.record() });
     return this;
   }
 
+  /** Stops recording; resolves once the recording in flight (timed or asked for) has ended. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    await this.job?.stop();
     await this.running?.catch(() => undefined);
   }
 }

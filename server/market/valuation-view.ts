@@ -8,7 +8,7 @@ import { quoteEvent, type BandMarket, type Floors } from '../valuation/index.ts'
 import { topOfBook } from '../venues/venue.ts';
 import type { MarketSnapshot } from './market-data.ts';
 
-/** The band a resolved event paid out on; null until it resolves (issue #16). */
+/** The band a resolved event paid out on; null until it resolves. */
 export const winningBandIdOf = (e: EventWithBands) => (e.status === 'resolved' && e.resolvedBandIndex !== null ? (e.bands[e.resolvedBandIndex]?.id ?? null) : null);
 
 export function eventSummary(e: EventWithBands) {

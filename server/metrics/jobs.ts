@@ -1,7 +1,7 @@
 /**
  * Background job lag: each periodic job (settlement worker, webhook deliveries, deposit scans, market
  * recording, candle writes and pruning, the Stripe meter export) registers with its interval and
- * reports each pass's outcome. Exposed per job:
+ * reports each pass's outcome — the job runner (server/lib/jobs.ts) does both. Exposed per job:
  *   preipo_job_lag_seconds        how far past due its next success is: now − last success − interval
  *                                 (0 while on schedule; from registration until the first success).
  *                                 A job that keeps failing, hangs, or whose timer stopped firing grows it.
@@ -13,8 +13,6 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 export interface JobClock {
   /** A pass ended: `ok` false when it failed (it was logged where it happened). */
   ran(ok: boolean): void;
-  /** Reports the outcome of a pass given as a promise; returns that promise. */
-  track<T>(pass: Promise<T>): Promise<T>;
 }
 
 export class JobMetrics {
@@ -57,22 +55,14 @@ export class JobMetrics {
     const error = this.runs.labels(job, 'error');
     ok.inc(0);
     error.inc(0);
-    const ran = (succeeded: boolean) => {
-      if (succeeded) {
-        state.lastSuccess = this.now();
-        ok.inc();
-      } else {
-        error.inc();
-      }
-    };
     return {
-      ran,
-      track: (pass) => {
-        pass.then(
-          () => ran(true),
-          () => ran(false),
-        );
-        return pass;
+      ran: (succeeded) => {
+        if (succeeded) {
+          state.lastSuccess = this.now();
+          ok.inc();
+        } else {
+          error.inc();
+        }
       },
     };
   }

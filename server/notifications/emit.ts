@@ -1,5 +1,5 @@
 /**
- * Announcing what happened to an account (issue #19): one call, inside the transaction that made
+ * Announcing what happened to an account: one call, inside the transaction that made
  * the change, writes the event to the outbox (`account_events`, which private streams tail) and one
  * pending delivery for each of the account's active webhooks subscribed to its type — in the same
  * statement, so the change, its event and its deliveries commit together or not at all.

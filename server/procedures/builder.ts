@@ -2,13 +2,14 @@
  * The base procedures' builder. Routers write `apiKeyProcedure.meta({…}).input(schema).output(schema)
  * .query(handler)` as with tRPC; each step is recorded into the project's definition (definition.ts)
  * and, in step, into a tRPC procedure built with tRPC's public builder, whose single middleware calls
- * the access rule's gate. The builder is typed as that tRPC builder, so the routers' handlers and the
- * typed client get tRPC's own inference; at run time only the methods below exist (one `.input()` per
- * procedure; no `.use()`: cross-cutting rules belong to an access rule).
+ * the access rule's gate. Its type (builder-type.ts) offers exactly the methods below, with tRPC's
+ * own inference for the routers' handlers and the typed client (one `.input()` and one `.output()`
+ * per procedure; no `.use()`: cross-cutting rules belong to an access rule).
  */
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { t, type RouteMeta } from '../trpc/init.ts';
+import type { AnyTrpcBuilder, BaseProcedureBuilder, BuilderStep } from './builder-type.ts';
 import { registerDefinition, type AccessRule, type ProcedureDefinition, type ProcedureKind } from './definition.ts';
 import { userMemberType, withoutUserMember, withUserMember } from './user-member.ts';
 
@@ -92,16 +93,22 @@ class DefinitionBuilder {
   }
 }
 
+// Every step the type offers is a method of the class: a step added to the type alone fails here.
+type NoneMissing<Missing extends never> = Missing;
+type _EveryStepImplemented = NoneMissing<Exclude<BuilderStep, keyof DefinitionBuilder>>;
+
+/** The class's value under its type: the steps' results are tRPC's types, which the class only records. */
+const typed = <B extends AnyTrpcBuilder>(builder: DefinitionBuilder) => builder as unknown as BaseProcedureBuilder<B>;
+
 /**
  * A base procedure for an access rule. `Added` is what the rule's admission adds to the handler's
- * context (e.g. `{ principal }`); the value returned is typed as tRPC's builder for that context.
+ * context (e.g. `{ principal }`); the handlers see tRPC's builder types for that context.
  */
 export function baseProcedure<Added extends object = object>(rule: AccessRule) {
-  return new DefinitionBuilder({ rule, meta: rule.meta }) as unknown as BaseType<Added>;
+  return typed<ReturnType<typeof typedBase<Added>>>(new DefinitionBuilder({ rule, meta: rule.meta }));
 }
 
-/** The type of tRPC's builder with the rule's context added (the routers' handlers and the client infer from it). */
-type BaseType<Added extends object> = ReturnType<typeof typedBase<Added>>;
+/** Types only: tRPC's builder with the rule's context added (the routers' handlers and the client infer from it). */
 const typedBase = <Added extends object>() => t.procedure.use(t.middleware(({ next }) => next({ ctx: {} as Added })));
 
 /**
@@ -111,7 +118,6 @@ const typedBase = <Added extends object>() => t.procedure.use(t.middleware(({ ne
  */
 export function userBaseProcedure<Added extends object = object>(rule: AccessRule) {
   // Types only: tRPC's builder with the member's input, so `.input(schema)` types `{ userId? } & schema`.
-  type Typed = ReturnType<typeof withMemberInput<Added>>;
-  return new DefinitionBuilder({ rule: { ...rule, namesUser: true }, meta: rule.meta }) as unknown as Typed;
+  return typed<ReturnType<typeof withMemberInput<Added>>>(new DefinitionBuilder({ rule: { ...rule, namesUser: true }, meta: rule.meta }));
 }
 const withMemberInput = <Added extends object>() => typedBase<Added>().input(userMemberType);

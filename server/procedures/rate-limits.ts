@@ -8,6 +8,7 @@ import type { MaybePromise } from '../lib/when-ready.ts';
 import type { RateDecision } from '../ratelimit/rate-limiter.ts';
 import type { Services } from '../services.ts';
 import type { RequestContext } from './context.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /**
  * Asks the limiter (take or peek); null when the bucket store (Redis) is unreachable or too slow and
@@ -43,7 +44,7 @@ function limiterUnavailable(ctx: RequestContext, error: unknown): null {
   limiterWarnings.set(ctx.services, { at: now, suppressed: 0 });
   ctx.services.logger.warn('rate limiter unavailable; requests not limited', {
     requestId: ctx.requestId,
-    error: String((error as Error)?.message ?? error),
+    error: errorMessage(error),
     suppressedWarnings: last?.suppressed ?? 0,
   });
   return null;

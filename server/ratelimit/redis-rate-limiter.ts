@@ -13,6 +13,7 @@
 import { RedisClient } from 'bun';
 import type { RateRule } from '../config.ts';
 import { decide, type RateDecision, type RateLimiter, type StoreErrorReason } from './rate-limiter.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /**
  * Returns the tokens in the bucket before this request (after refill); `decide` does the rest.
@@ -104,7 +105,7 @@ export class RedisRateLimiter implements RateLimiter {
       return (await client.send('EVALSHA', [SCRIPT_SHA, ...args])) as string;
     } catch (error) {
       // Redis restarted or its script cache was flushed: EVAL runs the script and caches it again.
-      if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
+      if (!errorMessage(error).startsWith('NOSCRIPT')) throw error;
       return (await client.send('EVAL', [SCRIPT, ...args])) as string;
     }
   }

@@ -47,6 +47,7 @@ import type { Logger } from '../lib/logger.ts';
 import { accountId as cursorId, inRanges, MAX_LISTED, rangesBelow, unionRanges, type AccountCursor, type SeqRange } from './ids.ts';
 import { shuttingDown } from './refusals.ts';
 import { StreamMessage, type Sink } from './sinks.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /** How often the tailer reads the outbox. */
 export const ACCOUNT_POLL_MS = 500;
@@ -386,7 +387,7 @@ export class AccountHub {
         await this.checkHoles().catch((error) => {
           if (Date.now() - this.lastCheckWarning > 60_000) {
             this.lastCheckWarning = Date.now();
-            this.logger.warn('account stream: the check for transactions that may fill missing outbox seqs failed; they wait longer', { error: String((error as Error)?.message ?? error) });
+            this.logger.warn('account stream: the check for transactions that may fill missing outbox seqs failed; they wait longer', { error: errorMessage(error) });
           }
         });
       }
@@ -401,7 +402,7 @@ export class AccountHub {
     } catch (error) {
       if (Date.now() - this.lastWarning > 10_000) {
         this.lastWarning = Date.now();
-        this.logger.warn('account stream tail read failed; retrying', { error: String((error as Error)?.message ?? error) });
+        this.logger.warn('account stream tail read failed; retrying', { error: errorMessage(error) });
       }
     }
     this.schedule(full ? 0 : this.timing.pollMs);

@@ -1,5 +1,5 @@
 /**
- * Billing a held private stream, whoever holds it — an API key or a signed-in session (issue #26: a
+ * Billing a held private stream, whoever holds it — an API key or a signed-in session (docs/decisions.md §11: a
  * session's stream costs what a key's does, so a cookie is never a free key). Opening it is one
  * standard request (the route's own admission, 401/402/429 before the stream opens); then every full
  * period held (BILLING_PERIOD_MS, a minute) is one more standard request, charged to the same payer
@@ -16,6 +16,7 @@ import { admitBilledRequest, billingCommitsSynchronously, type Payer } from '../
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Services } from '../services.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /** One standard request per full minute held. Tests pass a shorter period through the streams' options. */
 export const BILLING_PERIOD_MS = 60_000;
@@ -72,7 +73,7 @@ export function chargeWhileHeld(services: Services, stream: HeldStream, periodMs
       } else {
         // Not a refusal but a lost answer: the charge may have been written; it is refunded later.
         refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
-        logger.warn('held stream minute not charged (database unavailable); the minute is free', { requestId: stream.requestId, error: String((error as Error)?.message ?? error) });
+        logger.warn('held stream minute not charged (database unavailable); the minute is free', { requestId: stream.requestId, error: errorMessage(error) });
       }
     }
   };

@@ -4,7 +4,7 @@
  * that died with its process and no longer counts, so a killed instance frees its clients' slots
  * within LEASE_TTL_MS.
  *
- * Limits (issue #26: a credential is cheap — a wallet signs in as often as it likes — so no limit may
+ * Limits (docs/decisions.md §11: a credential is cheap — a wallet signs in as often as it likes — so no limit may
  * hang on one credential alone):
  *  - per credential: an API key, or a signed-in session, holds at most STREAM_MAX_PER_KEY private streams;
  *  - per account: all its keys and sessions together hold at most STREAM_MAX_PER_ACCOUNT private streams;
@@ -27,6 +27,7 @@ import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { shuttingDown } from './refusals.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /**
  * The address a public stream is counted under: an IPv4 address as it is (an IPv4-mapped IPv6
@@ -157,7 +158,7 @@ export class LeaseBook {
       .execute(sql`delete from stream_leases where id = ${id}`)
       .then(
         () => undefined,
-        (error) => this.logger.warn('stream lease not released; it expires on its own', { leaseId: id, error: String((error as Error)?.message ?? error) }),
+        (error) => this.logger.warn('stream lease not released; it expires on its own', { leaseId: id, error: errorMessage(error) }),
       )
       .finally(() => this.deleting.delete(deleting));
     this.deleting.add(deleting);
@@ -178,7 +179,7 @@ export class LeaseBook {
                                  where id = any(${sql.param(ids)}::text[])`);
       if (++this.renewals % 16 === 0) await this.db.execute(sql`delete from stream_leases where expires_at < now() - interval '1 hour'`);
     } catch (error) {
-      this.logger.warn('stream leases not renewed', { leases: ids.length, error: String((error as Error)?.message ?? error) });
+      this.logger.warn('stream leases not renewed', { leases: ids.length, error: errorMessage(error) });
     }
   }
 

@@ -26,6 +26,7 @@ import { INSTANCE_RETRY_AFTER_S, shuttingDown } from './refusals.ts';
 import { streamsOf, type Streams } from './registry.ts';
 import { QueueSink, SseSink, type Sink } from './sinks.ts';
 import type { EventValuation } from '../market/recorder.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /** A REST request that asked for an event stream: the resolver leaves its sink here. */
 export interface Opening {
@@ -176,7 +177,7 @@ async function openAccountSink<S extends Sink>(
   const subscriber = new AccountSubscriber(ctx.user.accountId, ctx.user.userId, sink, resume);
   streams.accounts.attach(subscriber, resume).catch((error) => {
     const body = toPublicError(error, ctx.requestId);
-    if (body.status >= 500) services.logger.error('account stream catch-up failed', { requestId: ctx.requestId, error: String((error as Error)?.message ?? error) });
+    if (body.status >= 500) services.logger.error('account stream catch-up failed', { requestId: ctx.requestId, error: errorMessage(error) });
     sink.close(error instanceof ApiError ? error : new ApiError(body.code === 'INTERNAL_ERROR' ? 'SERVICE_UNAVAILABLE' : body.code, body.code === 'INTERNAL_ERROR' ? 'The stream could not catch up; reconnect with Last-Event-ID' : body.message));
   });
   return sink;

@@ -52,7 +52,7 @@ async function readSealed(db: Db, user: TradingUser) {
 
 function tryOpen(cipher: CredentialCipher, sealed: NonNullable<Awaited<ReturnType<typeof readSealed>>>, user: TradingUser) {
   try {
-    return cipher.open(sealed, user.accountId, user.userId);
+    return cipher.open<VenueCredentials>(sealed, user.accountId, user.userId);
   } catch {
     return undefined;
   }
@@ -73,7 +73,7 @@ export async function openCredentials(db: Db, cipher: CredentialCipher, user: Tr
   const [sealed, settings] = await Promise.all([readSealed(db, user), knownSettings ?? getSettings(db, user)]);
   if (!sealed) throw new ApiError('INVALID_CREDENTIALS', 'No venue credentials stored: POST /api/trading/credentials first');
   const owner = { accountId: user.accountId, userId: user.userId };
-  return { ...cipher.open(sealed, user.accountId, user.userId), walletAddress: settings.walletAddress, owner };
+  return { ...cipher.open<VenueCredentials>(sealed, user.accountId, user.userId), walletAddress: settings.walletAddress, owner };
 }
 
 /**
@@ -89,7 +89,7 @@ export async function reencryptAllCredentials(db: Db, cipher: CredentialCipher) 
     if (row.keyId === cipher.currentKeyId) continue;
     let credentials: VenueCredentials;
     try {
-      credentials = cipher.open(row, row.accountId, row.userId);
+      credentials = cipher.open<VenueCredentials>(row, row.accountId, row.userId);
     } catch {
       unreadable.push({ accountId: row.accountId, userId: row.userId });
       continue;

@@ -24,6 +24,7 @@ import {
 } from './ledger-writes.ts';
 import { portion } from './sale-shape.ts';
 import { callVenue, isDefiniteRefusal } from './venue-calls.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 export interface Execution {
   db: Db;
@@ -77,7 +78,7 @@ export async function placeOrder(execution: Execution, credentials: VenueCredent
       await applyOrderOutcome(execution.db, order.id, refusal(REFUSAL_REASONS[error.apiCode] ?? 'rejected'));
       return;
     }
-    execution.logger.warn('order outcome unknown; asking the venue', { orderId: order.id, error: String((error as Error).message) });
+    execution.logger.warn('order outcome unknown; asking the venue', { orderId: order.id, error: errorMessage(error) });
     // One status check now; if the venue cannot say either, orders/sync settles it later.
     await refreshOrder(execution, credentials, order).catch(() => undefined);
   }

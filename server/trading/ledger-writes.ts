@@ -208,7 +208,7 @@ export async function applyOrderOutcome(db: Db, orderId: string, reported: Order
           from applied a join positions p on p.id = a.position_id, band
          where a.filled_micros > 0
       ),
-      -- order.filled / order.rejected (issue #19), committed with the outcome it announces.
+      -- order.filled / order.rejected, committed with the outcome it announces.
       ${accountEventCtes('order', orderEventRows(sql`${sql.placeholder('eventId')}::text`))}
       select exists (select 1 from applied) as applied`,
   );

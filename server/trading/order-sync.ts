@@ -14,6 +14,7 @@ import { pendingOrders } from './queries.ts';
 import { applyOrderOutcome, outcomeOf, type OrderOutcome, type OrderRow } from './ledger-writes.ts';
 import type { TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /** How long an order may be unknown to the venue before it counts as never sent, in venue timeouts. */
 const NEVER_SENT_AFTER_TIMEOUTS = 3;
@@ -51,7 +52,7 @@ export async function syncOrders(services: Services, user: TradingUser) {
         }
       } catch (error) {
         // One order's trouble (venue down for it, a report we could not apply) must not block the rest.
-        if (!(error instanceof ApiError)) execution.logger.error('order sync failed', { orderId: order.id, error: String((error as Error).message) });
+        if (!(error instanceof ApiError)) execution.logger.error('order sync failed', { orderId: order.id, error: errorMessage(error) });
         unreachable++;
       }
     }),

@@ -10,7 +10,7 @@ import type { Db } from '../../db/client.ts';
 import { trades } from '../../db/schema.ts';
 import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
-import { MICROS_PER_USD_BIGINT, microsToUsd, usdToMicros } from '../lib/money.ts';
+import { formatUsd, MICROS_PER_USD_BIGINT, microsToUsd } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import type { OrderBook } from '../venues/venue.ts';
@@ -26,8 +26,8 @@ import { operationOrder } from './answers.ts';
 export interface SellRequest {
   positionId: string;
   percentage: number;
-  /** Least USD per unit sold the plan may fetch (proceeds / units sold); below it nothing is sent. */
-  minAveragePrice?: number;
+  /** Least micro-USD per unit sold the plan may fetch (proceeds / units sold); below it nothing is sent. */
+  minAveragePriceMicros?: number;
 }
 
 function assertSellable(position: PositionRow) {
@@ -70,14 +70,13 @@ function assertKeepsShape(bands: PositionBandRow[], percentage: number, rules: V
   throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} would leave band ${broken.bandIndex} with ${shares} shares, under ${minimum}; ${advice}`);
 }
 
-/** Refuses a plan whose proceeds per unit sold are under `minAveragePrice` (nothing is sent). */
-function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: PositionBandRow[], minAveragePrice: number | undefined) {
-  if (minAveragePrice === undefined) return;
+/** Refuses a plan whose proceeds per unit sold are under `minAveragePriceMicros` (nothing is sent). */
+function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: PositionBandRow[], minAveragePriceMicros: number | undefined) {
+  if (minAveragePriceMicros === undefined) return;
   const units = unitsSold(position, bands, plan.sharesMicros);
-  const minMicros = BigInt(usdToMicros(minAveragePrice));
-  if (units > 0n && BigInt(plan.proceedsMicros) * MICROS_PER_USD_BIGINT >= minMicros * units) return;
+  if (units > 0n && BigInt(plan.proceedsMicros) * MICROS_PER_USD_BIGINT >= BigInt(minAveragePriceMicros) * units) return;
   // Free (errors are refunded), so it says the minimum was not met, never the price: a sale quote sells that.
-  throw new ApiError('ORDER_REJECTED', `minAveragePrice: the sale would fetch less per unit at the current bids than the minimum $${minAveragePrice}; nothing was sent (POST /api/trading/sell/quote prices it)`);
+  throw new ApiError('ORDER_REJECTED', `minAveragePrice: the sale would fetch less per unit at the current bids than the minimum $${formatUsd(minAveragePriceMicros)}; nothing was sent (POST /api/trading/sell/quote prices it)`);
 }
 
 /**
@@ -90,7 +89,7 @@ export function checkedSalePlan(position: PositionRow, bands: PositionBandRow[],
   assertSellable(position);
   assertKeepsShape(bands, request.percentage, rules);
   const plan = planSale(bands, books, request.percentage, rules);
-  assertMinAveragePrice(plan, position, bands, request.minAveragePrice);
+  assertMinAveragePrice(plan, position, bands, request.minAveragePriceMicros);
   if (!plan.orders.length) {
     throw new ApiError('ORDER_REJECTED', `positionId: nothing left to sell in position ${position.id} (its shares are in other pending sales)`);
   }

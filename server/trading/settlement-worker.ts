@@ -5,12 +5,14 @@
  * Each pass looks for resolved or voided events with open positions or unpaid settlements and runs
  * `settleEvent` on them, which is safe from any number of instances (row locks, payment leases, the
  * venue's own once-per-settlement record). Passes never overlap in one process; a failing pass is
- * logged and the next one tries again.
+ * logged and retried with the job runner's backoff.
  */
 import { and, asc, inArray, sql } from 'drizzle-orm';
 import { events, positions, settlements } from '../../db/schema.ts';
+import { startJob, type Job } from '../lib/jobs.ts';
 import type { Services } from '../services.ts';
 import { settleEvent } from './settlement.ts';
+import { errorMessage } from '../lib/error-message.ts';
 
 /** Events whose settlement is unfinished. */
 async function unfinishedEvents(services: Services): Promise<string[]> {
@@ -39,32 +41,23 @@ export async function runSettlementPass(services: Services) {
       paid += run.paid;
     } catch (error) {
       // One event's trouble (a database error in its settlement) must not stop the others'.
-      services.logger.warn('settling an event failed; the next pass retries it', { eventId, error: String((error as Error)?.message ?? error) });
+      services.logger.warn('settling an event failed; the next pass retries it', { eventId, error: errorMessage(error) });
     }
   }
   return { settled, paid };
 }
 
-export function startSettlementWorker(services: Services): { stop(): Promise<void> } {
-  const intervalMs = services.config.settlementIntervalMs;
-  if (intervalMs <= 0) return { stop: async () => {} };
-  const job = services.metrics.jobs.register('settlement', intervalMs);
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = job
-      .track(runSettlementPass(services))
-      .then((pass) => {
-        if (pass.settled || pass.paid) services.logger.info('settlement pass', pass);
-      })
-      .catch((error) => services.logger.warn('settlement pass failed; the next one retries', { error: String((error as Error)?.message ?? error) }))
-      .finally(() => (running = undefined));
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+/** Runs `runSettlementPass` every SETTLEMENT_INTERVAL_MS (0: off) under the job runner's rules (server/lib/jobs.ts). */
+export function startSettlementWorker(services: Services): Job {
+  return startJob({
+    name: 'settlement',
+    intervalMs: services.config.settlementIntervalMs,
+    logger: services.logger,
+    metrics: services.metrics.jobs,
+    run: async () => {
+      const pass = await runSettlementPass(services);
+      if (pass.settled || pass.paid) services.logger.info('settlement pass', pass);
+      return pass;
     },
-  };
+  });
 }

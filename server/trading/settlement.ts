@@ -1,5 +1,5 @@
 /**
- * Settlement, exactly once (issue #16): every open position of a resolved event is paid its winning
+ * Settlement, exactly once: every open position of a resolved event is paid its winning
  * shares × $1 (of a voided event: every share $0.50, Polymarket's 50-50 for a cancelled market), and
  * its remaining cost basis is released as realised P&L.
  *
@@ -22,6 +22,7 @@ import { MICROS_PER_USD_BIGINT } from '../lib/money.ts';
 import type { Services } from '../services.ts';
 import { openCredentials } from './credentials.ts';
 import { emitPositionSettled } from '../webhooks/announce.ts';
+import { errorSummary } from '../lib/error-message.ts';
 
 /** The SETTLE trade's bandId when a voided event paid every band. */
 export const VOIDED_BAND_ID = '*';
@@ -201,7 +202,7 @@ export async function payUnpaidSettlements(services: Services, eventId?: string)
     } catch (error) {
       // Left unpaid: the next run retries (the venue's own record keeps it from paying twice).
       // First line only, addresses of RPC endpoints and the like cut out (an RPC URL can carry an API key): it is shown to the user.
-      payError = String((error as Error)?.message ?? error).split('\n')[0]!.replace(/\b\w+:\/\/\S+/g, '<url>').slice(0, 300);
+      payError = errorSummary(error).slice(0, 300);
       const pending = (error as Error)?.name === 'RedemptionPending';
       services.logger[pending ? 'info' : 'warn'](pending ? 'settlement payment in progress; the next run finishes it' : 'settlement payment failed; it will be retried', { settlementId: s.id, error: payError });
     }

@@ -46,7 +46,7 @@ export const t = initTRPC
   .context<RequestContext>()
   .meta<RouteMeta>()
   .create({
-    // Subscriptions (issue #19) send a ping while quiet, like the REST streams' heartbeat.
+    // Subscriptions send a ping while quiet, like the REST streams' heartbeat.
     sse: { ping: { enabled: true, intervalMs: 15_000 } },
     // The same four public fields as REST, inside tRPC's error `data` (docs/decisions.md §2). No stack traces.
     errorFormatter({ error, ctx, path }) {

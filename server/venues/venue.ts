@@ -1,5 +1,5 @@
 /**
- * What the service needs from a prediction-market venue. The paper venue and (issue #6) Polymarket
+ * What the service needs from a prediction-market venue. The paper venue and Polymarket
  * implement it; nothing above this interface knows which one runs. Prices and sizes are integers:
  * micro-USD per share and micro-shares.
  */

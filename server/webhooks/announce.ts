@@ -1,5 +1,5 @@
 /**
- * What each change announces (issue #19), written in the transaction — or the one statement — of the
+ * What each change announces, written in the transaction — or the one statement — of the
  * change itself, so an event and its webhook deliveries commit with the change or not at all:
  *
  *   order.filled / order.rejected  an order's outcome applied (ledger-writes.ts applyOrderOutcome)

@@ -1,5 +1,5 @@
 /**
- * balance.low (issue #19): a prepaid account's balance fell under BALANCE_LOW_USD. Announced once per
+ * balance.low: a prepaid account's balance fell under BALANCE_LOW_USD. Announced once per
  * crossing by a periodic check (the webhook worker runs it every BALANCE_LOW_CHECK_MS), not by the
  * billing hot path, which stays one statement per request.
  *

@@ -1,6 +1,6 @@
 /**
- * Claiming due deliveries under a lease (issue #19), fairly between webhooks and between accounts
- * (issue #26): one conditional UPDATE … RETURNING, so two instances never send one delivery at once.
+ * Claiming due deliveries under a lease, fairly between webhooks and between accounts
+ *: one conditional UPDATE … RETURNING, so two instances never send one delivery at once.
  */
 import { sql } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';

@@ -1,6 +1,6 @@
 /**
  * What one delivery pool (one instance) remembers of each webhook's recent attempts, so that
- * endpoints that keep failing cost the others little (issue #19, fairness: issue #26):
+ * endpoints that keep failing cost the others little (fairness between accounts: docs/decisions.md §11):
  *
  *  - PAUSE_AFTER_FAILURES failed attempts in a row leave the webhook aside for a while (5 s, doubling,
  *    at most PAUSE_MAX_MS): its deliveries wait, nothing is lost or counted.

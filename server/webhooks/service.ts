@@ -1,5 +1,5 @@
 /**
- * Webhooks of an account (issue #19): register, list, delete, rotate the secret, send a test event,
+ * Webhooks of an account: register, list, delete, rotate the secret, send a test event,
  * read the deliveries. Every statement filters by the caller's account, so another account's webhook
  * id is simply not found (404). Secrets are shown once (creation, rotation) and stored sealed.
  */

@@ -9,7 +9,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { CredentialCipher, SealedCredentials } from '../trading/credential-cipher.ts';
-import type { VenueCredentials } from '../venues/venue.ts';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -17,18 +16,23 @@ export function newWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
-/** The sealing's "user" half of its authenticated data: a sealed secret opens only for its own webhook. */
+/** What is sealed for a webhook. */
+interface SealedSecret {
+  webhookSecret: string;
+}
+
+/** The sealing's owner half of its authenticated data: a sealed secret opens only for its own webhook. */
 const owner = (webhookId: string) => `webhook:${webhookId}`;
 
 /** The secret sealed, as the text stored in `webhooks.secret_sealed`. */
 export function sealSecret(cipher: CredentialCipher, secret: string, accountId: string, webhookId: string): string {
-  // The cipher seals any JSON object; its type names venue credentials, its first user.
-  return JSON.stringify(cipher.seal({ webhookSecret: secret } as unknown as VenueCredentials, accountId, owner(webhookId)));
+  return JSON.stringify(cipher.seal({ webhookSecret: secret } satisfies SealedSecret, accountId, owner(webhookId)));
 }
 
 /** The stored text opened; throws when it cannot be (another TRADING_ENCRYPTION_KEY, tampering). */
 export function openSecret(cipher: CredentialCipher, sealed: string, accountId: string, webhookId: string): string {
-  const opened = cipher.open(JSON.parse(sealed) as SealedCredentials, accountId, owner(webhookId)) as unknown as { webhookSecret?: unknown };
+  const opened = cipher.open<Partial<SealedSecret>>(JSON.parse(sealed) as SealedCredentials, accountId, owner(webhookId));
+  // Sealed by sealSecret for this webhook, unless a row was written by hand: checked, not assumed.
   if (typeof opened.webhookSecret !== 'string') throw new Error('not a sealed webhook secret');
   return opened.webhookSecret;
 }

@@ -1,5 +1,5 @@
 /**
- * Where a webhook may point (issue #19, SSRF): only at public internet addresses. A URL is checked
+ * Where a webhook may point (SSRF): only at public internet addresses. A URL is checked
  * when it is registered and again before every delivery, after DNS: every address its host resolves
  * to (IPv4 and IPv6) must be public, and the delivery then connects to the very address checked
  * (worker.ts pins it), so a name that re-resolves to a private address between the check and the
@@ -17,6 +17,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { errorFirstLine } from '../lib/error-message.ts';
 
 /** DNS as the worker and the registration use it; tests pass their own. Answers every address of the name. */
 export type Lookup = (hostname: string) => Promise<string[]>;
@@ -180,7 +181,7 @@ export async function resolveTarget(url: URL, options: { allowPrivate: boolean; 
       addresses = await withDeadline((options.lookup ?? systemLookup)(host), options.timeoutMs, `resolving ${host} took longer than ${options.timeoutMs} ms`);
     } catch (error) {
       const code = (error as { code?: string }).code;
-      return { ok: false, refused: false, reason: code === 'ENOTFOUND' || code === 'ENODATA' ? `${host} does not resolve` : `cannot resolve ${host}: ${String((error as Error)?.message ?? error).split('\n')[0]}` };
+      return { ok: false, refused: false, reason: code === 'ENOTFOUND' || code === 'ENODATA' ? `${host} does not resolve` : `cannot resolve ${host}: ${errorFirstLine(error)}` };
     }
     if (!addresses.length) return { ok: false, refused: false, reason: `${host} does not resolve` };
   }

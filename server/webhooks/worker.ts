@@ -1,5 +1,5 @@
 /**
- * The webhook delivery worker (issue #19), in every server instance: a small pool of attempts, kept
+ * The webhook delivery worker, in every server instance: a small pool of attempts, kept
  * full — a slot freed by one attempt is refilled at once, and every WEBHOOK_INTERVAL_MS the pool looks
  * for deliveries that became due.
  *
@@ -16,7 +16,7 @@
  *    holds two slots until its deadline while the other slots keep delivering; and a webhook whose
  *    attempts keep failing (PAUSE_AFTER_FAILURES in a row) is left aside by this instance for a short
  *    while (5 s, doubling, at most PAUSE_MAX_MS) — its deliveries wait, nothing is lost or counted.
- *  - One tenant cannot hold up the others (issue #26): at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
+ *  - One tenant cannot hold up the others: at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
  *    attempts of one account are in flight in a pool, and claims let accounts take turns (claim.ts),
  *    so one account's hanging endpoints or backlog leave the rest of every pool to other accounts; a
  *    webhook that timed out SLOW_AFTER_TIMEOUTS times in a row gets WEBHOOK_SLOW_TIMEOUT_MS until it
@@ -39,12 +39,14 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';
+import { startJob } from '../lib/jobs.ts';
 import type { Services } from '../services.ts';
 import { checkBalanceLow } from './balance-low.ts';
 import { claim, type ClaimedRow } from './claim.ts';
 import { EndpointHealth, type Verdict } from './endpoint-health.ts';
 import { openSecret, signatureHeaders } from './signing.ts';
 import { bareHost, resolveTarget, type Lookup } from './ssrf.ts';
+import { errorFirstLine, errorSummary } from '../lib/error-message.ts';
 
 export { LEASE_MARGIN_MS } from './claim.ts';
 export { PAUSE_AFTER_FAILURES, PAUSE_MAX_MS, SLOW_AFTER_TIMEOUTS } from './endpoint-health.ts';
@@ -85,8 +87,6 @@ export interface DeliverOptions {
   random?: () => number;
   /** The clock of the per-webhook pause after repeated failures (tests); real time otherwise. */
   clock?: () => number;
-  /** Hears whether each claim (a look for due deliveries) succeeded: the worker's job metrics. */
-  onClaim?: (ok: boolean) => void;
 }
 
 export interface PassResult {
@@ -167,24 +167,25 @@ export class DeliveryPool {
     this.health = new EndpointHealth(options.clock ?? Date.now, timeoutMs, slowTimeoutMs);
   }
 
-  /** Fills the free slots with due deliveries (after the claim under way, if there is one). */
+  /** Fills the free slots with due deliveries (after the claim under way, if there is one); a failure goes to onError. */
   kick(): void {
+    this.claim().catch((error) => this.fail(error, 'claim'));
+  }
+
+  /**
+   * Fills the free slots and resolves when that claim has ended (rejects with its error): the
+   * worker's timed look. A call during a claim joins it and makes it look once more.
+   */
+  claim(): Promise<void> {
     if (this.claiming) {
       this.again = true;
-      return;
+      return this.claiming;
     }
-    this.claiming = this.fill()
-      .then(
-        () => this.options.onClaim?.(true),
-        (error) => {
-          this.options.onClaim?.(false);
-          this.fail(error, 'claim');
-        },
-      )
-      .finally(() => {
-        this.claiming = null;
-        this.wake();
-      });
+    this.claiming = this.fill().finally(() => {
+      this.claiming = null;
+      this.wake();
+    });
+    return this.claiming;
   }
 
   /** Resolves once nothing is in flight and no claim is under way. */
@@ -266,7 +267,7 @@ function describeError(error: unknown, timeoutMs: number): string {
   if (e?.code === 'ECONNREFUSED' || e?.code === 'ConnectionRefused') return 'connection refused';
   if (e?.code === 'ECONNRESET') return 'connection reset';
   // The first line, addresses cut out (they are the customer's own URL, but logs need not repeat it).
-  const text = String(e?.message ?? error).split('\n')[0]!.replace(/\b\w+:\/\/\S+/g, '<url>');
+  const text = errorSummary(error);
   return (e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text).slice(0, 300);
 }
 
@@ -387,46 +388,32 @@ async function record(services: Services, owner: string, row: ClaimedRow, outcom
 }
 
 /**
- * Keeps one DeliveryPool running (0: off): each attempt that ends refills its slot, and every
- * WEBHOOK_INTERVAL_MS the pool looks for deliveries that became due; the balance-low check runs every
- * BALANCE_LOW_CHECK_MS. `stop()` aborts the attempts in flight (a lease whose request may have
- * reached the receiver is kept for WEBHOOK_TIMEOUT_MS; see record) and waits for them to end.
+ * Keeps one DeliveryPool running (0: off): each attempt that ends refills its slot, and a job
+ * (server/lib/jobs.ts) looks for deliveries that became due every WEBHOOK_INTERVAL_MS; another runs
+ * the balance-low check every BALANCE_LOW_CHECK_MS (its first one after one WEBHOOK_INTERVAL_MS).
+ * `stop()` stops both jobs, aborts the attempts in flight (a lease whose request may have reached the
+ * receiver is kept for WEBHOOK_TIMEOUT_MS; see record) and waits for them to end.
  */
 export function startWebhookWorker(services: Services, options: { lookup?: Lookup; concurrency?: number } = {}): { stop(): Promise<void> } {
   const intervalMs = services.config.webhooks.intervalMs;
   if (intervalMs <= 0) return { stop: async () => {} };
+  const { logger } = services;
   const controller = new AbortController();
-  const describe = (error: unknown) => String((error as Error)?.message ?? error).split('\n')[0];
-  const deliveries = services.metrics.jobs.register('webhook_delivery', intervalMs);
-  const balanceLow = services.metrics.jobs.register('balance_low', Math.max(intervalMs, BALANCE_LOW_CHECK_MS));
-  const pool = new DeliveryPool(
-    services,
-    { owner: randomUUID(), signal: controller.signal, lookup: options.lookup, concurrency: options.concurrency, onClaim: deliveries.ran },
-    (error, during) =>
-      services.logger.warn(during === 'claim' ? 'webhook delivery claim failed; the next one retries' : 'webhook delivery outcome not recorded; its lease runs out and it is retried', {
-        error: describe(error),
-      }),
+  // Claims made when a slot frees (not by the job) report here; the job logs its own.
+  const pool = new DeliveryPool(services, { owner: randomUUID(), signal: controller.signal, lookup: options.lookup, concurrency: options.concurrency }, (error, during) =>
+    logger.warn(during === 'claim' ? 'webhook delivery claim failed; the next one retries' : 'webhook delivery outcome not recorded; its lease runs out and it is retried', {
+      error: errorFirstLine(error),
+    }),
   );
-  let balanceCheck: Promise<void> | undefined;
-  let balanceCheckedAt = 0;
-  const timer = setInterval(() => {
-    pool.kick();
-    if (!balanceCheck && Date.now() - balanceCheckedAt >= BALANCE_LOW_CHECK_MS) {
-      balanceCheckedAt = Date.now();
-      balanceCheck = balanceLow
-        .track(checkBalanceLow(services))
-        .then(() => {})
-        .catch((error) => services.logger.warn('balance-low check failed; the next one retries', { error: describe(error) }))
-        .finally(() => (balanceCheck = undefined));
-    }
-  }, intervalMs);
-  timer.unref();
+  const jobs = [
+    startJob({ name: 'webhook_delivery', intervalMs, logger, metrics: services.metrics.jobs, run: () => pool.claim() }),
+    startJob({ name: 'balance_low', intervalMs: Math.max(intervalMs, BALANCE_LOW_CHECK_MS), firstRunMs: intervalMs, logger, metrics: services.metrics.jobs, run: () => checkBalanceLow(services) }),
+  ];
   return {
     async stop() {
-      clearInterval(timer);
       controller.abort();
+      await Promise.all(jobs.map((job) => job.stop()));
       await pool.settled();
-      await balanceCheck;
     },
   };
 }

@@ -5,7 +5,7 @@
  * snapshot every BENCH_RECORD_MS and every event's valuation changes between snapshots. For every
  * message the delay from the snapshot's time (the valuation's `timestamp`, the recording's takenAt)
  * to its receipt at the subscriber is measured; the server's RSS is sampled throughout.
- * Targets (issue #19): p99 ≤ 250 ms, RSS ≤ 400 MB.
+ * Targets: p99 ≤ 250 ms, RSS ≤ 400 MB.
  *
  * How the valuations change: on PostgreSQL (default) the bench moves one band's reference price of
  * every event (`event_bands.seed_price`, which the paper venue centres its books on) between

@@ -1,5 +1,5 @@
 /**
- * The customer dashboard in a real browser (issue #18): the built page served by the real app on a
+ * The customer dashboard in a real browser: the built page served by the real app on a
  * local port (the page's origin is the service's PUBLIC_URL: the sign-in message's domain and the
  * trusted Origin), Debian's Chromium, and pages with an injected EIP-1193 wallet backed by a test key.
  * Every page records what went wrong (console errors, failed requests, HTTP errors, requests to

@@ -5,6 +5,7 @@
  */
 import { ApiError } from '../../errors.ts';
 import { l2Headers } from './l2-auth.ts';
+import { errorMessage } from '../../lib/error-message.ts';
 
 export interface ClobAuth {
   apiKey: string;
@@ -97,7 +98,7 @@ export class ClobHttp {
       const retryAfter = Number(response?.headers.get('retry-after')) * 1000 || 0;
       const pause = Math.max(retryAfter, this.options.backoffMs?.(attempt) ?? Math.min(2000, 100 * 2 ** (attempt - 1)));
       if (this.now() + pause >= deadline) {
-        const why = response ? `answered ${response.status}` : `failed (${String((failure as Error)?.message ?? failure)})`;
+        const why = response ? `answered ${response.status}` : `failed (${errorMessage(failure)})`;
         throw new ApiError('VENUE_UNAVAILABLE', `The venue ${why} for ${method} ${path}; retry shortly`, { cause: failure });
       }
       await Bun.sleep(pause);

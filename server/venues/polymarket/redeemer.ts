@@ -1,5 +1,5 @@
 /**
- * Live redemption (issue #16): a settled position's paying tokens — the winning band's Yes shares,
+ * Live redemption: a settled position's paying tokens — the winning band's Yes shares,
  * every band's of a voided event — are redeemed from the user's deposit wallet for pUSD, in one
  * batch signed by the user's session key and submitted by Polymarket's relayer (wallet-batch.ts,
  * relayer-http.ts). Call targets, per market (docs.polymarket.com/trading/ctf/redeem):
@@ -35,6 +35,7 @@ import type { Redemption, VenueCredentials } from '../venue.ts';
 import { isRelayerFailure, RelayerError, type RelayerHttp } from './relayer-http.ts';
 import type { TokenMap, VenueToken } from './token-map.ts';
 import { signBatchAsSessionKey, type WalletCall } from './wallet-batch.ts';
+import { errorMessage } from '../../lib/error-message.ts';
 
 /** Polygon mainnet addresses (docs.polymarket.com/resources/contracts). */
 export const REDEMPTION_CONTRACTS = {
@@ -123,7 +124,7 @@ export class Redeemer {
     try {
       relayerTxId = await this.options.relayer.submit(sessionKey.address, batch, signature, `redeem ${redemption.settlementId}`);
     } catch (error) {
-      await this.update(intent.settlementId, { error: String((error as Error).message).slice(0, 300) });
+      await this.update(intent.settlementId, { error: errorMessage(error).slice(0, 300) });
       if (error instanceof RelayerError && error.status === 400 && /in-flight|busy|nonce/i.test(error.message)) throw new RedemptionPending(error.message);
       throw error;
     }

@@ -8,6 +8,7 @@
 import { ApiError } from '../../errors.ts';
 import { l2Signature } from './l2-auth.ts';
 import type { WalletBatch } from './wallet-batch.ts';
+import { errorMessage } from '../../lib/error-message.ts';
 
 export interface BuilderCredentials {
   apiKey: string;
@@ -72,7 +73,7 @@ export class RelayerHttp {
     try {
       response = await this.fetch(`${this.options.baseUrl.replace(/\/$/, '')}${path}`, { method, headers, body: text, signal: AbortSignal.timeout(this.options.timeoutMs) });
     } catch (error) {
-      throw new ApiError('VENUE_UNAVAILABLE', `The relayer did not answer ${method} ${path}: ${String((error as Error).message)}`, { cause: error });
+      throw new ApiError('VENUE_UNAVAILABLE', `The relayer did not answer ${method} ${path}: ${errorMessage(error)}`, { cause: error });
     }
     const raw = await response.text();
     let parsed: any = raw;
