@@ -3,7 +3,7 @@ import { getAddress } from 'viem';
 import { z } from 'zod';
 import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sessionToken } from '../server/auth/sessions.ts';
 import { clearedNonceCookie, nonceBinding, nonceCookie } from '../server/auth/nonce-cookie.ts';
-import { limitNonces, limitVerifications, limitWallet } from '../server/auth/sign-in-limits.ts';
+import { limitNonces, limitVerifications, limitWallet } from '../server/procedures/sign-in-limits.ts';
 import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
 import { creditUnclaimedFor } from '../server/deposits/deposits.ts';
 import { router } from '../server/trpc/init.ts';

@@ -4,7 +4,7 @@
  * credits transfers without a claim too (server/deposits/watcher.ts).
  */
 import { z } from 'zod';
-import { limitFailedClaims } from '../server/deposits/claim-limits.ts';
+import { limitFailedClaims } from '../server/procedures/deposit-claim-limits.ts';
 import { claimReceipts } from '../server/deposits/claim-reads.ts';
 import { claimDeposit, listDeposits, type DepositView } from '../server/deposits/deposits.ts';
 import { ApiError } from '../server/errors.ts';

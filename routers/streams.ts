@@ -2,7 +2,7 @@
  * Live streams (docs/streams.md). Two streams, each in three forms over one resolver
  * (server/streams/open.ts):
  *  - GET /api/trading/stream?eventSlug=… (public) and GET /api/trading/stream/account (key + user, or
- *    a session): server-sent events with `Accept: text/event-stream` (server/streams/rest.ts), else
+ *    a session): server-sent events with `Accept: text/event-stream` (server/http/stream-routes.ts), else
  *    JSON — the catch-up a stream would open with, and the id to resume from (also on /trpc as the
  *    queries `streams.valuationCatchUp` and `streams.accountCatchUp`);
  *  - the tRPC subscriptions `streams.valuation` and `streams.account` (httpSubscriptionLink), whose

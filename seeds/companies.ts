@@ -1,6 +1,6 @@
 import { upsertCompanies } from '../server/companies/store.ts';
 import { loadDataset } from './company-dataset.ts';
-import type { SeedStep } from './index.ts';
+import type { SeedStep } from './step.ts';
 
 /** The curated dataset, upserted by sourceId. An invalid row stops the seed (nothing is written). */
 export const companiesSeed: SeedStep = {

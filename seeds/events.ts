@@ -1,6 +1,6 @@
 import { bandIssues, eventRecordSchema, idCollisions, type EventRecord } from '../server/events/event-schema.ts';
 import { upsertEvents } from '../server/events/store.ts';
-import type { SeedStep } from './index.ts';
+import type { SeedStep } from './step.ts';
 
 export const EVENTS_FILE = new URL('./events/events.json', import.meta.url);
 

@@ -6,11 +6,9 @@ import type { Db } from '../db/client.ts';
 import type { Logger } from '../server/lib/logger.ts';
 import { companiesSeed } from './companies.ts';
 import { eventsSeed } from './events.ts';
+import type { SeedStep } from './step.ts';
 
-export interface SeedStep {
-  name: string;
-  run(db: Db): Promise<{ inserted: number; updated: number }>;
-}
+export type { SeedStep } from './step.ts';
 
 /** The steps, in dependency order. Each data area registers its step here. */
 export const seedSteps: SeedStep[] = [companiesSeed, eventsSeed];

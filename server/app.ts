@@ -27,7 +27,7 @@ import { REST_PREFIX, createRestBridge, type RestOutcome } from './http/rest-bri
 import { TRPC_PREFIX, createTrpcEndpoint } from './http/trpc-endpoint.ts';
 import { createTrpcRpc, type RpcOutcome } from './http/trpc-rpc.ts';
 import { newId } from './lib/ids.ts';
-import { isStreamRoute, serveStreamRoute } from './streams/rest.ts';
+import { isStreamRoute, serveStreamRoute } from './http/stream-routes.ts';
 import { metricsForOperator } from './metrics/access.ts';
 import { createFallbackRoutes, transportOf } from './metrics/route-labels.ts';
 import type { Services } from './services.ts';

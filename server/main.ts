@@ -21,7 +21,7 @@ import { startCandleRecording } from './history/recording.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
-import { startDepositWatcher } from './deposits/deposits.ts';
+import { startDepositWatcher } from './deposits/watcher.ts';
 import { metricsListener } from './metrics/access.ts';
 import { errorFirstLine, errorMessage } from './lib/error-message.ts';
 

@@ -87,6 +87,11 @@ export function createServices(
     metrics,
   };
   bindBillingMetrics(parts.database.db, metrics.billing);
-  watchServices(metrics, services);
+  watchServices(metrics, {
+    poolUsage: () => services.database.poolUsage(),
+    marketSnapshotAgeMs: () => services.marketData.ageMs(),
+    rateLimitStoreErrors: () => services.rateLimiter.storeErrors,
+    refundsWaiting: () => services.refunds.waiting,
+  });
   return services;
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { parseAbi, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createDepositChain } from '../server/deposits/chain.ts';
-import { scanDeposits } from '../server/deposits/deposits.ts';
+import { scanDeposits } from '../server/deposits/watcher.ts';
 import { createTestApp, DASHBOARD_KEY, trpcClient, type TestApp } from './harness/app.ts';
 import { dashboardHeaders } from './harness/factories.ts';
 import { startEvm, type InProcessEvm } from './harness/in-process-evm.ts';

@@ -8,13 +8,19 @@
  *      path the tRPC packages do not export publicly (`@trpc/server/unstable-core-do-not-import`,
  *      `@trpc/client/unstable-internals`, anything under dist/), and no `_def`, the procedures'
  *      private definition. Only the files in TRPC_INTERNALS_ALLOWED may, so that a tRPC upgrade can
- *      change behaviour in one known place at most.
+ *      change behaviour in one known place at most;
+ *  (c) no import cycle among the modules of server/, routers/, db/, seeds/, scripts/ and dashboard/,
+ *      type-only imports included: a cycle means two modules can be understood, tested and moved only
+ *      together (and at run time, that one of them sees the other half-initialised).
  * Imports are found by regular expressions over the text with its comments blanked out (so examples in
- * comments do not count, and line numbers stay right). Generated files are not ours to lint: *.d.ts,
+ * comments do not count, and line numbers stay right): `importsOf` below, which (c) uses too, over
+ * `import … from`, `import type … from`, `export … from`, `import '…'`, `import('…')` (also in types)
+ * and `require('…')`. Not `ts.preProcessFile`: the TypeScript installed here (7, the native compiler)
+ * has no JavaScript API. Generated files are not ours to lint: *.d.ts,
  * and anything under node_modules/, dist/ or build/.
  */
 import { describe, expect, test } from 'bun:test';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -203,6 +209,102 @@ function site(file: string, text: string, line: number): string {
   return `${file}:${line}  ${text.split('\n')[line - 1]!.trim()}`;
 }
 
+/** The folders whose modules must not import each other in a circle (rule c). */
+const CYCLE_FREE_DIRS = ['server', 'routers', 'db', 'seeds', 'scripts', 'dashboard'];
+const MODULE = /\.(?:ts|tsx)$/;
+
+/**
+ * The file a relative specifier names, as the bundler resolution of tsconfig.json finds it: the path
+ * itself, with `.ts`/`.tsx` for a `.js`/`.jsx` one or none, or the folder's index. Packages
+ * (anything not starting with `.`) and files that are not modules (CSS, JSON, SVG…) give undefined.
+ */
+export function resolveRelative(file: string, specifier: string, exists: (path: string) => boolean = isFile): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const base = relative(ROOT, resolve(ROOT, dirname(file), specifier.replace(/[?#].*$/, ''))).split(sep).join('/');
+  const stem = base.replace(/\.(?:js|jsx|mjs|cjs)$/, '');
+  const candidates = [base, `${stem}.ts`, `${stem}.tsx`, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`, `${base}/index.tsx`];
+  return candidates.find((path) => MODULE.test(path) && exists(path));
+}
+function isFile(path: string): boolean {
+  const absolute = join(ROOT, path);
+  return existsSync(absolute) && statSync(absolute).isFile();
+}
+
+/** Each module of `files` → the modules of `files` it imports (type-only and dynamic imports included), sorted. */
+export function importGraph(files: string[], readText: (file: string) => string = read, exists?: (path: string) => boolean): Map<string, string[]> {
+  const inGraph = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = importsOf(readText(file))
+      .map(({ specifier }) => resolveRelative(file, specifier, exists))
+      .filter((target): target is string => target !== undefined && inGraph.has(target));
+    graph.set(file, [...new Set(targets)].sort());
+  }
+  return graph;
+}
+
+/**
+ * Every elementary cycle of the graph, each as its files in import order, starting from its smallest
+ * file name and ending where it started (`a → b → a`). The strongly connected components are found
+ * first (Tarjan); the cycles are then enumerated inside each, from each file through larger-named
+ * files only, so each cycle is listed once. At most `limit` are listed (a tangle would list thousands).
+ */
+export function importCycles(graph: Map<string, string[]>, limit = 100): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  let counter = 0;
+  const connect = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      components.push(component);
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) connect(v);
+
+  const cycles: string[][] = [];
+  for (const component of components) {
+    const members = new Set(component);
+    for (const start of [...component].sort()) {
+      const path = [start];
+      const onPath = new Set(path);
+      const walk = (v: string) => {
+        for (const w of graph.get(v) ?? []) {
+          if (cycles.length >= limit) return;
+          if (w === start) cycles.push([...path, start]);
+          else if (members.has(w) && w > start && !onPath.has(w)) {
+            path.push(w);
+            onPath.add(w);
+            walk(w);
+            path.pop();
+            onPath.delete(w);
+          }
+        }
+      };
+      walk(start);
+    }
+  }
+  return cycles.sort((a, b) => a.join().localeCompare(b.join()));
+}
+
 describe('the scanner', () => {
   test('finds every kind of import with its line, and none in comments', () => {
     const text = [
@@ -247,6 +349,29 @@ describe('the scanner', () => {
     expect(isTrpcInternalImport('@trpc/server/rpc')).toBe(false);
     expect(isTrpcInternalImport('@trpc/client')).toBe(false);
   });
+
+  test('resolves relative imports to files and finds every cycle, type-only imports included', () => {
+    const texts: Record<string, string> = {
+      'server/a.ts': "import type { B } from './b.ts';\nimport { x } from 'zod';",
+      'server/b.ts': "export { c } from './c/index.ts';\nimport './styles.css';",
+      'server/c/index.ts': "const a = await import('../a.js');\nimport { d } from './d';",
+      'server/c/d.tsx': "import { c } from '.';\n// import { e } from '../e.ts';",
+      'server/e.ts': "import type { A } from './a.ts';",
+    };
+    const exists = (path: string) => path in texts;
+    expect(resolveRelative('server/c/index.ts', '../a.js', exists)).toBe('server/a.ts');
+    expect(resolveRelative('server/c/index.ts', './d', exists)).toBe('server/c/d.tsx');
+    expect(resolveRelative('server/c/d.tsx', '.', exists)).toBe('server/c/index.ts');
+    expect(resolveRelative('server/b.ts', './styles.css', exists)).toBeUndefined();
+    expect(resolveRelative('server/a.ts', 'zod', exists)).toBeUndefined();
+    const graph = importGraph(Object.keys(texts), (file) => texts[file]!, exists);
+    expect(graph.get('server/c/d.tsx')).toEqual(['server/c/index.ts']); // the commented import does not count
+    expect(importCycles(graph)).toEqual([
+      ['server/a.ts', 'server/b.ts', 'server/c/index.ts', 'server/a.ts'],
+      ['server/c/d.tsx', 'server/c/index.ts', 'server/c/d.tsx'],
+    ]);
+    expect(importCycles(new Map([['x.ts', ['x.ts']], ['y.ts', []]]))).toEqual([['x.ts', 'x.ts']]);
+  });
 });
 
 describe('layering', () => {
@@ -274,5 +399,15 @@ describe('layering', () => {
         return [...new Set([...internal, ...defUsesOf(text)])].sort((a, b) => a - b).map((line) => site(file, text, line));
       });
     expect(violations).toEqual([]);
+  });
+
+  test('(c) no import cycle in server/, routers/, db/, seeds/, scripts/, dashboard/ (type-only imports included)', () => {
+    const files = CYCLE_FREE_DIRS.flatMap(sourceFiles).filter((file) => MODULE.test(file));
+    expect(files.length).toBeGreaterThan(200);
+    const graph = importGraph(files);
+    expect([...graph.values()].flat().length).toBeGreaterThan(files.length); // the graph has its edges
+    // Each cycle as `a.ts → b.ts → a.ts`: break it by moving the shared type or function to a module
+    // both can import, or by passing in what the lower module needs (docs/contributing.md "Layering").
+    expect(importCycles(graph).map((cycle) => cycle.join(' → '))).toEqual([]);
   });
 });

@@ -23,8 +23,9 @@ import { ApiError } from '../errors.ts';
 import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
 import { microsToUsd } from '../lib/money.ts';
 import { billingMetricsOf } from '../metrics/billing.ts';
+import type { PriceTier } from './price-tier.ts';
 
-export type PriceTier = 'standard' | 'premium';
+export type { PriceTier } from './price-tier.ts';
 
 /**
  * Whether billing statements wait for the WAL flush. Always on the embedded PGlite: it runs inside

@@ -8,12 +8,12 @@
  * asked: /api/auth for REST, /trpc for the dashboard's tRPC client. Verify clears it.
  */
 import type { Config } from '../config.ts';
-import type { RequestContext } from '../procedures/context.ts';
 import { cookieValue, insecureLocal } from './sessions.ts';
 
 export const NONCE_COOKIE = 'pipo_nonce';
 
-type Transport = RequestContext['transport'];
+/** The transport that asked (RequestContext['transport']; named here so auth/ imports nothing of the request pipeline). */
+type Transport = 'rest' | 'trpc';
 
 const attributes = (config: Config, transport: Transport) =>
   `Path=${transport === 'rest' ? '/api/auth' : '/trpc'}; HttpOnly; SameSite=Strict${insecureLocal(config.auth.publicUrl) ? '' : '; Secure'}`;

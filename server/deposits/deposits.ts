@@ -2,10 +2,10 @@
  * Stablecoin deposits verified on chain. A customer sends USDC (or USDC.e) from a wallet
  * of their account to the operator's deposit address; the transfer is credited once its block is
  * final, exactly once per (chain id, transaction hash, log index), by whichever path sees it first:
- * a claim (`claimDeposit`, the customer names the transaction) or the watcher (`scanDeposits`, which
- * reads the tokens' Transfer logs to the deposit address). Both verify the same way: from the
- * receipt's logs, re-read when the block is final, so a reorganisation never credits a transfer
- * that disappeared.
+ * a claim (`claimDeposit`, the customer names the transaction) or the watcher (`scanDeposits` in
+ * watcher.ts, which reads the tokens' Transfer logs to the deposit address; it imports this file,
+ * so import it from there, not through here). Both verify the same way: from the receipt's logs,
+ * re-read when the block is final, so a reorganisation never credits a transfer that disappeared.
  */
 import { and, asc, eq, inArray, lte, min } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
@@ -20,8 +20,6 @@ import { creditDeposit, depositsOfTransaction, markDropped, markUnclaimed, owned
 import { classifyTransfers, type DepositRules } from './verify.ts';
 
 export { listDeposits, type DepositView } from './store.ts';
-// The watcher lives in its own file; re-exported so the whole service is importable from here.
-export { scanDeposits, startDepositWatcher, type ScanResult } from './watcher.ts';
 export type DepositConfig = Config['deposits'];
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;

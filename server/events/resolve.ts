@@ -13,10 +13,16 @@ import { desc, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { events } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
-import type { MarketData } from '../market/market-data.ts';
-import type { EventRow } from './queries.ts';
 
-type Identified = Pick<EventRow, 'id' | 'venue' | 'aliases'>;
+// Below queries.ts (which uses eventsNamed) and market/market-data.ts (whose snapshot canonicalEventId
+// reads): it names neither, only the columns it needs and the one method of the snapshot it calls.
+type Identified = Pick<typeof events.$inferSelect, 'id' | 'venue' | 'aliases'>;
+
+/** What canonicalEventId needs of the services: the market-data snapshot if fresh (MarketData.fresh), and the database. */
+export interface EventLookup {
+  marketData: { fresh(): { events: readonly Identified[] } | undefined };
+  database: { db: Db };
+}
 
 export const unknownEvent = (ref: string, param: string) => new ApiError('NOT_FOUND', `${param}: no event ${ref}; GET /api/trading/events lists them`);
 
@@ -66,7 +72,7 @@ export async function resolveEventId(db: Db, ref: string, param = 'eventId'): Pr
 }
 
 /** Our id for a filter's `ref`: from the current market-data snapshot if there is one, else the database. */
-export function canonicalEventId(services: { marketData: MarketData; database: { db: Db } }, ref: string, param = 'eventId'): Promise<string> | string {
+export function canonicalEventId(services: EventLookup, ref: string, param = 'eventId'): Promise<string> | string {
   const snapshot = services.marketData.fresh();
   return snapshot ? resolveEvent(snapshot.events, ref, param).id : resolveEventId(services.database.db, ref, param);
 }

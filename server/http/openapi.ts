@@ -10,7 +10,7 @@ import type { HeaderObject, ParameterObject, SchemaObject } from 'openapi3-ts/oa
 import pkg from '../../package.json' with { type: 'json' };
 import { ERROR_STATUS } from '../errors.ts';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
-import type { Access } from '../trpc/init.ts';
+import type { Access } from '../procedures/meta.ts';
 import { INPUT_LIMITS } from './input-limits.ts';
 import { addCodeSamples } from './openapi-code-samples.ts';
 import { addExamples } from './openapi-examples.ts';

@@ -9,7 +9,7 @@
 import { normalizePath } from 'trpc-to-openapi';
 import { catalogOf } from '../procedures/catalog.ts';
 import { compileDefinition, type CompiledProcedure } from '../procedures/runner.ts';
-import type { RouteMeta } from '../trpc/init.ts';
+import type { RouteMeta } from '../procedures/meta.ts';
 import { restInputConversion, type RestInputConversion } from './rest-input.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -16,7 +16,7 @@
  */
 import { Counter, type Registry } from 'prom-client';
 import type { Db } from '../../db/client.ts';
-import type { PriceTier } from '../accounts/billing.ts';
+import type { PriceTier } from '../accounts/price-tier.ts';
 
 export type RefusalReason = 'unauthorized' | 'insufficient_balance' | 'monthly_cap' | 'key_cap';
 export type RefundOutcome = 'refunded' | 'deferred' | 'retried';

@@ -7,7 +7,6 @@
  * or a raw path.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Services } from '../services.ts';
 import { BillingMetrics } from './billing.ts';
 import { collector } from './collector.ts';
 import { HttpMetrics } from './http.ts';
@@ -57,10 +56,25 @@ export async function scrape(metrics: Metrics): Promise<Response> {
   return new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' } });
 }
 
+/**
+ * What the scrape-time gauges read, passed in by services.ts (which builds the metrics first, so this
+ * file does not import it): each a function, called when /metrics is scraped.
+ */
+export interface WatchedState {
+  /** The database pool: connections it may open, statements and transactions in flight. */
+  poolUsage(): { size: number; inFlight: number };
+  /** Age of the market-data snapshot, undefined before the first. */
+  marketSnapshotAgeMs(): number | undefined;
+  /** Rate-limiter store calls failed so far, by reason (undefined: a store that cannot fail). */
+  rateLimitStoreErrors(): Readonly<Record<string, number>> | undefined;
+  /** Refunds of failed requests waiting for the database. */
+  refundsWaiting(): number;
+}
+
 /** Gauges read from the services at scrape time. */
-export function watchServices(metrics: Metrics, services: Services): void {
+export function watchServices(metrics: Metrics, state: WatchedState): void {
   const { registry } = metrics;
-  const pool = () => services.database.poolUsage();
+  const pool = () => state.poolUsage();
   new Gauge({ name: 'preipo_db_pool_size', help: 'Database connections the pool may open (DATABASE_POOL_SIZE; 1 for the embedded PGlite).', registers: [registry], collect() { this.set(pool().size); } });
   new Gauge({
     name: 'preipo_db_pool_in_use',
@@ -83,7 +97,7 @@ export function watchServices(metrics: Metrics, services: Services): void {
 
   registry.registerMetric(
     collector('preipo_market_snapshot_age_seconds', 'Age of the market-data snapshot (events and order books) requests are answered from; absent before the first.', 'gauge', () => {
-      const ageMs = services.marketData.ageMs();
+      const ageMs = state.marketSnapshotAgeMs();
       return ageMs === undefined ? [] : [{ labels: {}, value: ageMs / 1000 }];
     }),
   );
@@ -95,7 +109,7 @@ export function watchServices(metrics: Metrics, services: Services): void {
     labelNames: ['reason'],
     registers: [registry],
     collect() {
-      const errors = services.rateLimiter.storeErrors ?? { timeout: 0, error: 0, unavailable: 0 };
+      const errors = state.rateLimitStoreErrors() ?? { timeout: 0, error: 0, unavailable: 0 };
       for (const [reason, total] of Object.entries(errors)) {
         this.inc({ reason }, total - (seen[reason] ?? 0));
         seen[reason] = total;
@@ -103,5 +117,5 @@ export function watchServices(metrics: Metrics, services: Services): void {
     },
   });
 
-  new Gauge({ name: 'preipo_billing_refunds_pending', help: 'Refunds of failed requests waiting for the database to take them.', registers: [registry], collect() { this.set(services.refunds.waiting); } });
+  new Gauge({ name: 'preipo_billing_refunds_pending', help: 'Refunds of failed requests waiting for the database to take them.', registers: [registry], collect() { this.set(state.refundsWaiting()); } });
 }

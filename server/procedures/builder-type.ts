@@ -10,7 +10,7 @@
  */
 import type { TRPCProcedureBuilder, TRPCUnsetMarker } from '@trpc/server';
 import type { z } from 'zod';
-import type { RouteMeta } from '../trpc/init.ts';
+import type { RouteMeta } from './meta.ts';
 
 export type AnyTrpcBuilder = TRPCProcedureBuilder<any, any, any, any, any, any, any, any, any>;
 

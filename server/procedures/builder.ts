@@ -8,7 +8,8 @@
  */
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { t, type RouteMeta } from '../trpc/init.ts';
+import { t } from '../trpc/init.ts';
+import type { RouteMeta } from './meta.ts';
 import type { AnyTrpcBuilder, BaseProcedureBuilder, BuilderStep } from './builder-type.ts';
 import { registerDefinition, type AccessRule, type ProcedureDefinition, type ProcedureKind } from './definition.ts';
 import { userMemberType, withoutUserMember, withUserMember } from './user-member.ts';

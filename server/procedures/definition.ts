@@ -11,7 +11,7 @@
 import type { z } from 'zod';
 import type { MaybePromise } from '../lib/when-ready.ts';
 import type { RequestContext } from './context.ts';
-import type { RouteMeta } from '../trpc/init.ts';
+import type { RouteMeta } from './meta.ts';
 
 export type ProcedureKind = 'query' | 'mutation' | 'subscription';
 

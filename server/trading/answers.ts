@@ -8,7 +8,7 @@ import type { EventWithBands } from '../events/queries.ts';
 import { MICROS_PER_USD, microRatio, microsToUsd, roundToMicro } from '../lib/money.ts';
 import type { MarketSnapshot } from '../market/market-data.ts';
 import type { OrderBook } from '../venues/venue.ts';
-import type { SummaryPositionRow, ValuedBandRow } from './queries.ts';
+import type { BandTotals, SummaryPositionRow, ValuedBandRow } from './queries.ts';
 import type { OrderRow, PositionRow } from './ledger-writes.ts';
 
 const percent = (a: number, b: number) => (b === 0 ? 0 : roundToMicro((a / b) * 100));
@@ -32,20 +32,6 @@ interface Figures {
   costMicros: number;
   valueMicros: number;
   entryPrice: number;
-}
-
-/**
- * A position's bands added up, valued at the bids (micro-units). The position list gets these from
- * the database in one statement (queries.positionSummaries, the same arithmetic in SQL); detail and
- * value add up the bands here.
- */
-export interface BandTotals {
-  targetMicros: number;
-  boughtMicros: number;
-  heldMicros: number;
-  entryCostMicros: number;
-  costMicros: number;
-  valueMicros: number;
 }
 
 function totalsOf(bands: ValuedBandRow[], books: Map<string, OrderBook>): BandTotals {

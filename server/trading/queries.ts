@@ -7,7 +7,6 @@ import { orders, positionBands, positions, trades, type OrderStatus, type Positi
 import { ApiError } from '../errors.ts';
 import { MICROS_PER_USD } from '../lib/money.ts';
 import type { OrderRow, PositionBandRow, PositionRow } from './ledger-writes.ts';
-import type { BandTotals } from './answers.ts';
 import type { TradingUser } from './settings.ts';
 
 /**
@@ -37,6 +36,20 @@ export interface Page<Row> {
 async function totalOf(rows: { total: string | number }[], offset: number, count: () => Promise<number>): Promise<number> {
   if (rows.length) return Number(rows[0]!.total);
   return offset > 0 ? count() : 0;
+}
+
+/**
+ * A position's bands added up, valued at the bids (micro-units). The position list gets these from
+ * the database in one statement (positionSummaries below, the arithmetic in SQL); detail and value
+ * add them up in answers.ts (totalsOf).
+ */
+export interface BandTotals {
+  targetMicros: number;
+  boughtMicros: number;
+  heldMicros: number;
+  entryCostMicros: number;
+  costMicros: number;
+  valueMicros: number;
 }
 
 /** What a position summary shows of the position row. */

@@ -1,26 +1,9 @@
 import { initTRPC, type TRPCError } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
-import type { OpenApiMeta } from 'trpc-to-openapi';
 import { toPublicError, type PublicError } from '../errors.ts';
 import { recordRouter } from '../procedures/catalog.ts';
 import type { RequestContext } from '../procedures/context.ts';
-
-/** Who may call a procedure; set once by the base procedures, read by the docs and the security tests. */
-export type Access = 'public' | 'key' | 'user' | 'dashboard' | 'session';
-
-export type RouteMeta = OpenApiMeta<{
-  access?: Access;
-  /** Billed at the standard rate or at the private-company (premium) rate. */
-  billing?: 'standard' | 'premium';
-  /** Accepts an Idempotency-Key header (buy, sell). */
-  idempotent?: boolean;
-  /** A dashboard route that creates the x-account-id account when it does not exist (POST /keys). */
-  createsAccount?: boolean;
-  /** Also takes a signed-in customer's session cookie in place of the key, for their own account; billed where a key is (docs/decisions.md §4). */
-  session?: boolean;
-  /** HTTP status of a successful REST call (default 200). */
-  successStatus?: number;
-}>;
+import type { RouteMeta } from '../procedures/meta.ts';
 
 /**
  * The request id of errors tRPC raised before it created the context (an unknown content type,

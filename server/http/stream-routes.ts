@@ -12,14 +12,14 @@
  * when it reconnects) wins over `lastEventId`.
  */
 import { streamsRouter } from '../../routers/streams.ts';
-import { queryInput } from '../http/rest-bridge.ts';
-import { restInputConversion, type RestInputConversion } from '../http/rest-input.ts';
+import { queryInput } from './rest-bridge.ts';
+import { restInputConversion, type RestInputConversion } from './rest-input.ts';
 import { catalogOf } from '../procedures/catalog.ts';
 import { compileDefinition, type CompiledProcedure } from '../procedures/runner.ts';
 import { jsonText } from '../lib/reusable-json.ts';
 import type { RequestContext } from '../procedures/context.ts';
-import { beginOpening } from './open.ts';
-import { ACCOUNT_STREAM_PATH, VALUATION_STREAM_PATH } from './registry.ts';
+import { beginOpening } from '../streams/open.ts';
+import { ACCOUNT_STREAM_PATH, VALUATION_STREAM_PATH } from '../streams/registry.ts';
 
 const ROUTES: Record<string, { procedure: 'valuationCatchUp' | 'accountCatchUp'; transportParams: ReadonlySet<string> }> = {
   [VALUATION_STREAM_PATH]: { procedure: 'valuationCatchUp', transportParams: new Set(['apiKey']) },

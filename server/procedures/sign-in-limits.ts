@@ -7,9 +7,11 @@
  *    an RPC call;
  *  - verifications per wallet, taken once the signature proved it is the wallet's, so nobody else can
  *    use up a wallet's sign-ins; with SESSION_MAX_PER_ACCOUNT it bounds the sessions one wallet mints.
+ * Rate limits of the request (its client address, its headers), so here beside rate-limits.ts rather
+ * than in server/auth/, which knows nothing of requests; routers/auth.ts applies them.
  */
-import type { RequestContext } from '../procedures/context.ts';
-import { applyRateLimit } from '../procedures/rate-limits.ts';
+import type { RequestContext } from './context.ts';
+import { applyRateLimit } from './rate-limits.ts';
 
 const limit = (ctx: RequestContext, bucket: string) => applyRateLimit(ctx, `sign-in-${bucket}`, ctx.services.config.rateLimits.signIn);
 

@@ -10,10 +10,12 @@
  * Peeking alone would let a burst of concurrent claims all see a full bucket before any of them
  * failed, so the claims in flight on this instance count as spent until they end: a claim may start
  * only while its buckets hold more tokens than the claims already running against them.
+ * A rate limit of the request (its client address, its headers), so here beside rate-limits.ts rather
+ * than in server/deposits/, which knows nothing of requests; routers/deposits.ts applies it.
  */
 import { ApiError } from '../errors.ts';
-import { askLimiter, takeToken } from '../procedures/rate-limits.ts';
-import type { RequestContext } from '../procedures/context.ts';
+import { askLimiter, takeToken } from './rate-limits.ts';
+import type { RequestContext } from './context.ts';
 import type { Services } from '../services.ts';
 
 /** Claims running now on this instance, by bucket. */
