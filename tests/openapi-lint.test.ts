@@ -4,27 +4,15 @@
  * bodies, errors), operation ids, tags, servers and the info object. Redocly runs as its own CLI on
  * a copy of the document written to a temporary directory, with its telemetry off.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { expect, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestApp, json, type TestApp } from './harness/app.ts';
+import { servedDocument } from './harness/served-document.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const REDOCLY = join(ROOT, 'node_modules/.bin/redocly');
 
-let t: TestApp;
-let doc: any;
-let dir: string;
-beforeAll(async () => {
-  t = await createTestApp();
-  doc = await json(await t.request('/openapi.json'));
-  dir = mkdtempSync(join(tmpdir(), 'pipo-openapi-'));
-});
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await t.close();
-});
+const served = servedDocument('pipo-openapi-');
 
 interface LintReport {
   totals: { errors: number; warnings: number; ignored: number };
@@ -32,7 +20,7 @@ interface LintReport {
 }
 
 async function lint(document: unknown, name: string): Promise<{ exitCode: number; report: LintReport }> {
-  const file = join(dir, name);
+  const file = join(served.dir, name);
   writeFileSync(file, JSON.stringify(document));
   const run = Bun.spawn([REDOCLY, 'lint', '--config', join(ROOT, 'redocly.yaml'), '--format', 'json', file], {
     cwd: ROOT,
@@ -47,14 +35,14 @@ async function lint(document: unknown, name: string): Promise<{ exitCode: number
 const summary = (report: LintReport) => report.problems.map((p) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`);
 
 test('the document passes the recommended rules with no error and no warning', async () => {
-  const { exitCode, report } = await lint(doc, 'openapi.json');
+  const { exitCode, report } = await lint(served.doc, 'openapi.json');
   expect(summary(report)).toEqual([]);
   expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   expect(exitCode).toBe(0);
 }, 60_000);
 
 test('the same run reports a broken example, so the check above can fail', async () => {
-  const broken = structuredClone(doc);
+  const broken = structuredClone(served.doc);
   broken.paths['/trading/buy'].post.requestBody.content['application/json'].example.amount = 'a hundred';
   const { report } = await lint(broken, 'broken.json');
   expect(report.problems.map((p) => p.ruleId)).toContain('no-invalid-media-type-examples');

@@ -5,28 +5,16 @@
  * test's output, not failed. Spectral runs as its own CLI on a copy of the document in a temporary
  * directory.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { expect, test } from 'bun:test';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestApp, json, type TestApp } from './harness/app.ts';
+import { servedDocument } from './harness/served-document.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const SPECTRAL = join(ROOT, 'node_modules/.bin/spectral');
 const RULESET = join(ROOT, '.spectral.yaml');
 
-let t: TestApp;
-let doc: any;
-let dir: string;
-beforeAll(async () => {
-  t = await createTestApp();
-  doc = await json(await t.request('/openapi.json'));
-  dir = mkdtempSync(join(tmpdir(), 'pipo-spectral-'));
-}, 60_000);
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await t?.close();
-});
+const served = servedDocument('pipo-spectral-');
 
 interface Finding {
   code: string;
@@ -36,7 +24,7 @@ interface Finding {
 }
 
 async function spectral(document: unknown, name: string): Promise<Finding[]> {
-  const file = join(dir, name);
+  const file = join(served.dir, name);
   writeFileSync(file, JSON.stringify(document));
   const run = Bun.spawn([SPECTRAL, 'lint', '--ruleset', RULESET, '--format', 'json', '--quiet', file], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });
   const [stdout, stderr] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
@@ -47,7 +35,7 @@ async function spectral(document: unknown, name: string): Promise<Finding[]> {
 const line = (f: Finding) => `${f.code} at ${f.path.join('/')}: ${f.message}`;
 
 test('Spectral (oas + OWASP, the repository ruleset) reports 0 errors on the served document', async () => {
-  const findings = await spectral(doc, 'openapi.json');
+  const findings = await spectral(served.doc, 'openapi.json');
   const warnings = findings.filter((f) => f.severity === 1);
   const counts: Record<string, number> = {};
   for (const w of warnings) counts[w.code] = (counts[w.code] ?? 0) + 1;
@@ -71,7 +59,7 @@ test('the ruleset extends spectral:oas and the OWASP ruleset, and gives a reason
 });
 
 test('the same run fails a document that breaks the rules (a secured write left open, a 4xx without RateLimit headers, an unbounded request string)', async () => {
-  const broken = structuredClone(doc);
+  const broken = structuredClone(served.doc);
   broken.paths['/keys'].post.security = [];
   delete broken.paths['/trading/quote'].post.responses['400'].headers['RateLimit-Limit'];
   delete broken.paths['/trading/buy'].post.requestBody.content['application/json'].schema.properties.eventId.maxLength;

@@ -11,29 +11,17 @@
  * dashboard key's route without x-account-id, an unknown path), so the check can fail.
  * TypeScript 5 (client/node_modules: the repository's TypeScript 7 has no compiler API) type-checks it.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { expect, test } from 'bun:test';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { restClientSource } from '../client/scripts/generate-rest.ts';
 import type { Route } from '../server/http/route-table.ts';
-import { createTestApp, json, type TestApp } from './harness/app.ts';
+import { servedDocument } from './harness/served-document.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const TSC = join(ROOT, 'client/node_modules/typescript/bin/tsc');
 
-let t: TestApp;
-let doc: any;
-let dir: string;
-beforeAll(async () => {
-  t = await createTestApp();
-  doc = await json(await t.request('/openapi.json'));
-  dir = mkdtempSync(join(tmpdir(), 'pipo-openapi-ts-'));
-}, 60_000);
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await t?.close();
-});
+const served = servedDocument('pipo-openapi-ts-');
 
 const exampleOf = (p: any) => p.example ?? (Object.values(p.examples ?? {})[0] as any)?.value;
 const literal = (value: unknown) => JSON.stringify(value);
@@ -47,7 +35,7 @@ interface CallShape {
 
 /** One openapi-fetch call of a route, from the document's examples. */
 function call(route: Route, shape: CallShape = {}): string {
-  const op = doc.paths[route.template][route.method.toLowerCase()];
+  const op = served.doc.paths[route.template][route.method.toLowerCase()];
   const parameters: any[] = op.parameters ?? [];
   const path: Record<string, unknown> = {};
   const query: Record<string, unknown> = {};
@@ -101,14 +89,14 @@ ${lines.join('\n')}
 
 export async function wrongCalls(): Promise<void> {
   // @ts-expect-error a dashboard key's route needs x-account-id
-  await rest.POST('/accounts/credits', { body: ${literal(doc.paths['/accounts/credits'].post.requestBody.content['application/json'].example)} });
+  await rest.POST('/accounts/credits', { body: ${literal(served.doc.paths['/accounts/credits'].post.requestBody.content['application/json'].example)} });
   // @ts-expect-error no such path
   await rest.GET('/no-such-route');
 }
 
 // The answers are typed: a trading quote's total and an error body's code.
 export async function typedAnswers(): Promise<number | undefined> {
-  const { data, error } = await rest.POST('/trading/quote', { params: { header: { 'x-user-id': 'alice' } }, body: ${literal(doc.paths['/trading/quote'].post.requestBody.content['application/json'].example)} });
+  const { data, error } = await rest.POST('/trading/quote', { params: { header: { 'x-user-id': 'alice' } }, body: ${literal(served.doc.paths['/trading/quote'].post.requestBody.content['application/json'].example)} });
   if (error) return error.status satisfies number;
   return data?.totalCost satisfies number | undefined;
 }
@@ -117,11 +105,11 @@ export async function typedAnswers(): Promise<number | undefined> {
 }
 
 async function typeCheck(document: unknown, name: string): Promise<{ errors: string[]; calls: number }> {
-  const project = join(dir, name);
+  const project = join(served.dir, name);
   mkdirSync(join(project, 'node_modules'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules/openapi-fetch'), join(project, 'node_modules/openapi-fetch'));
   writeFileSync(join(project, 'openapi.ts'), await restClientSource(document as object));
-  const { source, calls } = program(t.app.routes);
+  const { source, calls } = program(served.t.app.routes);
   writeFileSync(join(project, 'calls.ts'), source);
   writeFileSync(
     join(project, 'tsconfig.json'),
@@ -137,17 +125,17 @@ async function typeCheck(document: unknown, name: string): Promise<{ errors: str
 }
 
 test('openapi-typescript types of /openapi.json compile a program calling every operation the documented ways (openapi-fetch)', async () => {
-  const { errors, calls } = await typeCheck(doc, 'served');
-  const users = t.app.routes.filter((r) => r.meta.access === 'user').length;
-  const sessions = t.app.routes.filter((r) => r.meta.access === 'dashboard' && r.meta.session).length;
+  const { errors, calls } = await typeCheck(served.doc, 'served');
+  const users = served.t.app.routes.filter((r) => r.meta.access === 'user').length;
+  const sessions = served.t.app.routes.filter((r) => r.meta.access === 'dashboard' && r.meta.session).length;
   expect(users).toBe(19);
   expect(sessions).toBe(6);
-  expect(calls).toBe(t.app.routes.length + users + sessions);
+  expect(calls).toBe(served.t.app.routes.length + users + sessions);
   expect(errors).toEqual([]);
 }, 180_000);
 
 test('the same check fails for a document that declares x-user-id and x-account-id required (the calls that send userId, and the session calls, do not compile)', async () => {
-  const strict = structuredClone(doc);
+  const strict = structuredClone(served.doc);
   for (const item of Object.values(strict.paths) as any[]) {
     for (const op of Object.values(item) as any[]) for (const p of op.parameters ?? []) if (p.name === 'x-user-id' || p.name === 'x-account-id') p.required = true;
   }

@@ -21,7 +21,8 @@ import { billingSummary } from '../server/accounts/billing.ts';
 import { emitAccountEvent } from '../server/notifications/emit.ts';
 import { inRanges } from '../server/streams/ids.ts';
 import { configureStreams, liftStreamIdleTimeout, stopStreams, streamsOf } from '../server/streams/registry.ts';
-import { FetchEventSource, SseParser, type SseEvent } from '../server/streams/sse-client.ts';
+import { FetchEventSource, type SseEvent } from '../server/streams/sse-client.ts';
+import { readSse } from './harness/sse-reading.ts';
 import { createTestApp, type TestApp } from './harness/app.ts';
 import { engine } from './harness/databases.ts';
 import { fundedAccount, newUserId, type FundedAccount } from './harness/factories.ts';
@@ -106,28 +107,17 @@ function reading(response: Response): OpenStream {
       await stream.ended;
     },
   };
-  const parser = new SseParser((item) => {
+  const reader = response.body!.getReader();
+  stream.ended = readSse(reader, (item) => {
     if (item.kind !== 'event') return;
     const e: SseEvent = item.event;
     const entry = { id: e.lastEventId, data: JSON.parse(e.data) };
     if (e.type === 'message') stream.messages.push(entry);
     else if (e.type === 'ready') stream.readies.push(entry);
     else if (e.type === 'error') stream.errors.push(entry.data);
-  });
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  stream.ended = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        parser.push(decoder.decode(value, { stream: true }));
-      }
-    } catch {
-      // cancelled
-    }
+  }).then(() => {
     stream.done = true;
-  })();
+  });
   return stream;
 }
 

@@ -16,7 +16,8 @@ import { sql } from 'drizzle-orm';
 import { resultRows } from '../db/prepared.ts';
 import { billingSummary } from '../server/accounts/billing.ts';
 import { configureStreams, liftStreamIdleTimeout, stopStreams, streamsOf } from '../server/streams/registry.ts';
-import { FetchEventSource, SseParser } from '../server/streams/sse-client.ts';
+import { FetchEventSource } from '../server/streams/sse-client.ts';
+import { readSse } from './harness/sse-reading.ts';
 import { createTRPCClient, httpLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import type { AppRouter } from '../routers/index.ts';
 import { createTestApp, type TestApp } from './harness/app.ts';
@@ -88,24 +89,13 @@ async function attempt(headers: Record<string, string>, url = `${base}${PATH}`):
       await held.ended;
     },
   };
-  const parser = new SseParser((item) => {
+  held.ended = readSse(reader, (item) => {
     if (item.kind !== 'event') return;
     if (item.event.type === 'ready') held.readies++;
     if (item.event.type === 'error') held.errors.push(JSON.parse(item.event.data));
-  });
-  const decoder = new TextDecoder();
-  held.ended = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        parser.push(decoder.decode(value, { stream: true }));
-      }
-    } catch {
-      // cancelled
-    }
+  }).then(() => {
     held.done = true;
-  })();
+  });
   await until(() => held.readies > 0 || held.done, 'the ready event');
   return held;
 }

@@ -16,7 +16,8 @@ import type { AppRouter } from '../routers/index.ts';
 import { resultRows } from '../db/prepared.ts';
 import { clientAddressKey } from '../server/streams/leases.ts';
 import { configureStreams, liftStreamIdleTimeout, stopStreams, streamsOf } from '../server/streams/registry.ts';
-import { FetchEventSource, SseParser, type SseEvent } from '../server/streams/sse-client.ts';
+import { FetchEventSource, type SseEvent } from '../server/streams/sse-client.ts';
+import { readSse } from './harness/sse-reading.ts';
 import { createTestApp, type TestApp } from './harness/app.ts';
 import { fundedAccount, newUserId } from './harness/factories.ts';
 
@@ -71,23 +72,11 @@ interface OpenStream {
 function reading(response: Response): OpenStream {
   const events: SseEvent[] = [];
   const comments: OpenStream['comments'] = [];
-  const parser = new SseParser((item) => {
+  const reader = response.body!.getReader();
+  const ended = readSse(reader, (item) => {
     if (item.kind === 'event') events.push(item.event);
     if (item.kind === 'comment') comments.push({ text: item.text, at: performance.now() });
   });
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  const ended = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        parser.push(decoder.decode(value, { stream: true }));
-      }
-    } catch {
-      // cancelled
-    }
-  })();
   return {
     response,
     events,

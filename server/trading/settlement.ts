@@ -97,23 +97,27 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
     const costMicros = bands.reduce((s, b) => s + b.costMicros, 0);
     const realizedPnlMicros = proceedsMicros - costMicros;
     const id = settlementId();
+    // What the settlement row records and position.settled announces, stated once.
+    const settled = {
+      accountId: position.accountId,
+      userId: position.userId,
+      positionId,
+      eventId: position.eventId,
+      side: position.side,
+      outcome: voided ? ('voided' as const) : ('resolved' as const),
+      winningBandId: winningBand?.id ?? null,
+      unitsMicros,
+      proceedsMicros,
+      realizedPnlMicros,
+    };
     const [written] = await tx
       .insert(settlements)
       .values({
         id,
-        accountId: position.accountId,
-        userId: position.userId,
-        positionId,
-        eventId: position.eventId,
-        side: position.side,
-        outcome: voided ? 'voided' : 'resolved',
+        ...settled,
         winningBandIndex,
-        winningBandId: winningBand?.id ?? null,
-        unitsMicros,
         winningSharesMicros: winningShares,
-        proceedsMicros,
         costMicros,
-        realizedPnlMicros,
         holdings: bands.filter((b) => b.sharesMicros > 0).map((b) => ({ tokenId: b.bandId, sharesMicros: b.sharesMicros })),
       })
       .onConflictDoNothing()
@@ -139,19 +143,7 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
       .update(positions)
       .set({ status: 'settled', closeReason: 'settled', closedAt: sql`now()`, updatedAt: sql`now()` })
       .where(eq(positions.id, positionId));
-    await emitPositionSettled(tx, {
-      settlementId: id,
-      accountId: position.accountId,
-      userId: position.userId,
-      positionId,
-      eventId: position.eventId,
-      side: position.side,
-      outcome: voided ? 'voided' : 'resolved',
-      winningBandId: winningBand?.id ?? null,
-      unitsMicros,
-      proceedsMicros,
-      realizedPnlMicros,
-    });
+    await emitPositionSettled(tx, { settlementId: id, ...settled });
     return 'settled';
   });
 }
