@@ -122,6 +122,30 @@ describe('the message', () => {
 });
 
 describe('the session', () => {
+  test('a billed read that a browser marks cross-site is refused (403) and costs nothing, unless its Origin is trusted', async () => {
+    const customer = await signIn(t);
+    await fundedAccount(t, { accountId: customer.accountId, usd: 1 });
+    const usageCount = async () => (await t.database.db.select({ n: accounts.usageCount }).from(accounts).where(eq(accounts.id, customer.accountId)))[0]!.n;
+    const before = await usageCount();
+    for (const site of ['cross-site', 'same-site']) {
+      // A link or a top-level navigation from another site: the Lax cookie rides along, no Origin on a GET.
+      const res = await t.request('/api/billing', { headers: { cookie: customer.cookie, 'sec-fetch-site': site } });
+      expect(res.status).toBe(403);
+      const body = await res.json();
+      expect(body.code).toBe('FORBIDDEN_ORIGIN');
+      expect(body.message).toContain(`Sec-Fetch-Site: ${site}`);
+    }
+    expect(await usageCount()).toBe(before);
+    // The dashboard's own requests (same-origin), scripts (no such header) and a trusted Origin pass, billed.
+    const passing: Array<Record<string, string>> = [{ cookie: customer.cookie, 'sec-fetch-site': 'same-origin' }, { cookie: customer.cookie }, { ...customer.headers, 'sec-fetch-site': 'cross-site' }];
+    for (const headers of passing) {
+      const res = await t.request('/api/billing', { headers });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-cost-usd')).toBe('0.002');
+    }
+    expect(await usageCount()).toBe(before + 3);
+  });
+
   test('acts for its own account on the account routes, over /api and /trpc, billed where a key is; x-account-id cannot point it elsewhere', async () => {
     const customer = await signIn(t);
     const other = await fundedAccount(t, { usd: 5 });

@@ -40,7 +40,11 @@ export function sessionOf(ctx: RequestContext): Promise<Session | null> {
 export function refuseCrossSite(ctx: RequestContext): void {
   const site = ctx.headers.get('sec-fetch-site');
   if (site !== 'cross-site' && site !== 'same-site') return;
-  requireTrustedOrigin(ctx.services.config, 'POST', ctx.headers.get('origin'));
+  try {
+    requireTrustedOrigin(ctx.services.config, 'POST', ctx.headers.get('origin'));
+  } catch {
+    throw new ApiError('FORBIDDEN_ORIGIN', `A billed request made with a session cookie from another site (Sec-Fetch-Site: ${site}) is refused: it would spend the account's money. Open it from the dashboard, or call with an API key`);
+  }
 }
 
 /**
