@@ -99,7 +99,7 @@ export function postgresClient(url: string, poolSize: number) {
     // connection left in the pool, the transaction failed with UNSAFE_TRANSACTION and the server-side
     // transaction stayed open under unrelated statements (porsager/postgres#1189, #823; seen here
     // under concurrent buys and sells). Without a limit that boundary is never reached; queries still
-    // spread over the pool round-robin. tests/postgres-pool.test.ts reproduces the boundary.
+    // spread over the pool round-robin. tests/platform/postgres-pool.test.ts reproduces the boundary.
     // (A real option of postgres.js, missing from its type declarations.)
     max_pipeline: Number.MAX_SAFE_INTEGER,
   };
@@ -129,7 +129,7 @@ async function within<T>(work: PromiseLike<T>, ms: number): Promise<T> {
  * postgres.js 3.4.9 starts every new connection with a query for the array types, and drops that
  * query's promise (porsager/postgres#1192, #1205, #1223; open): when the database goes away just as a
  * connection starts (an outage, a restart), the rejection is unhandled, which ends a Bun process —
- * tests/db-outage.test.ts failed about one run in six on it. The types are the same for every
+ * tests/platform/db-outage.test.ts failed about one run in six on it. The types are the same for every
  * connection and are kept in the pool's shared options, so they are fetched once: by the first
  * query here, after which new connections skip the query. If the database does not answer now, the
  * first successful `ping` stops the fetching instead.

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { creditAccount, getAccount, setAccountRate, setBillingPlan } from '../server/accounts/accounts.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { walletsOf } from '../server/auth/siwe.ts';
-import { router } from '../server/trpc/init.ts';
-import { dashboardProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { iso, isoString, noInput, usdAmount } from './params.ts';
 
 const TAG = ['Accounts (dashboard)'];

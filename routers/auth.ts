@@ -3,12 +3,12 @@ import { getAddress } from 'viem';
 import { z } from 'zod';
 import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sessionToken } from '../server/auth/sessions.ts';
 import { clearedNonceCookie, nonceBinding, nonceCookie } from '../server/auth/nonce-cookie.ts';
-import { limitNonces, limitVerifications, limitWallet } from '../server/procedures/sign-in-limits.ts';
+import { limitNonces, limitVerifications, limitWallet } from '../server/platform/procedures/sign-in-limits.ts';
 import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
 import { creditUnclaimedFor } from '../server/deposits/deposits.ts';
-import { router } from '../server/trpc/init.ts';
-import { publicProcedure, sessionProcedure } from '../server/procedures/base.ts';
-import { sessionOf } from '../server/procedures/session-gate.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { publicProcedure, sessionProcedure } from '../server/platform/procedures/base.ts';
+import { sessionOf } from '../server/platform/procedures/session-gate.ts';
 import { iso, isoString, noInput } from './params.ts';
 
 const TAG = ['Sign-in'];

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { billingSummary } from '../server/accounts/billing.ts';
 import { depositTotals } from '../server/deposits/store.ts';
 import { microsToUsd } from '../server/lib/money.ts';
-import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { apiKeyProcedure } from '../server/platform/procedures/base.ts';
 import { noInput } from './params.ts';
 import { pricingFor, pricingSchema } from './pricing.ts';
 

@@ -4,13 +4,13 @@
  * credits transfers without a claim too (server/deposits/watcher.ts).
  */
 import { z } from 'zod';
-import { limitFailedClaims } from '../server/procedures/deposit-claim-limits.ts';
+import { limitFailedClaims } from '../server/platform/procedures/deposit-claim-limits.ts';
 import { claimReceipts } from '../server/deposits/claim-reads.ts';
 import { claimDeposit, listDeposits, type DepositView } from '../server/deposits/deposits.ts';
 import { ApiError } from '../server/errors.ts';
-import type { Services } from '../server/services.ts';
-import { router } from '../server/trpc/init.ts';
-import { dashboardProcedure } from '../server/procedures/base.ts';
+import type { Services } from '../server/platform/services.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { iso, isoOrNull, isoString, optionalParams, wholeNumber } from './params.ts';
 
 const TAG = ['Accounts (dashboard)'];

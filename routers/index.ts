@@ -2,12 +2,12 @@
  * The application router: every procedure of the service, served on /trpc and, through each
  * procedure's `openapi` meta, on /api. Typed clients import `AppRouter`.
  */
-import { router } from '../server/trpc/init.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
 import { accountsRouter } from './accounts.ts';
 import { authRouter } from './auth.ts';
 import { billingRouter } from './billing.ts';
 import { depositsRouter } from './deposits.ts';
-import { eventsAdminRouter } from './events-admin.ts';
+import { eventsRouter } from './events.ts';
 import { keysRouter } from './keys.ts';
 import { marketHistoryRouter } from './market-history.ts';
 import { portfolioRouter } from './portfolio.ts';
@@ -15,10 +15,10 @@ import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
 import { streamsRouter } from './streams.ts';
 import { tradingMarketRouter } from './trading-market.ts';
-import { tradingOrdersRouter } from './trading-orders.ts';
-import { tradingPositionsRouter } from './trading-positions.ts';
+import { ordersRouter } from './orders.ts';
+import { positionsRouter } from './positions.ts';
 import { tradingSettingsRouter } from './trading-settings.ts';
-import { tradingSettlementsRouter } from './trading-settlements.ts';
+import { settlementsRouter } from './settlements.ts';
 import { tradingUsersRouter } from './trading-users.ts';
 import { tradingRouter } from './trading.ts';
 import { usageRouter } from './usage.ts';
@@ -38,12 +38,12 @@ export const appRouter = router({
   tradingSettings: tradingSettingsRouter,
   trading: tradingRouter,
   tradingUsers: tradingUsersRouter,
-  positions: tradingPositionsRouter,
-  orders: tradingOrdersRouter,
-  settlements: tradingSettlementsRouter,
+  positions: positionsRouter,
+  orders: ordersRouter,
+  settlements: settlementsRouter,
   portfolio: portfolioRouter,
   webhooks: webhooksRouter,
-  events: eventsAdminRouter,
+  events: eventsRouter,
   streams: streamsRouter,
 });
 

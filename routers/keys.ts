@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../server/accounts/api-keys.ts';
-import { router } from '../server/trpc/init.ts';
-import { accountCreatingProcedure, dashboardProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { accountCreatingProcedure, dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { iso, isoOrNull, isoString, noInput, usdAmount } from './params.ts';
 

@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import { canonicalEventId } from '../server/events/resolve.ts';
 import { valuationHistory } from '../server/history/valuation-history.ts';
-import { router } from '../server/trpc/init.ts';
-import { publicProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { publicProcedure } from '../server/platform/procedures/base.ts';
 import { isoInstant, isoString, optionalParams, wholeNumber } from './params.ts';
 
 const TAGS = ['Trading market data'];

@@ -1,12 +1,12 @@
 /**
  * Input and output building blocks shared by the routers. Inputs take JSON types (a number is a
- * number): the REST bridge converts query and path text to them first (server/http/rest-input.ts),
+ * number): the REST bridge converts query and path text to them first (server/platform/http/rest-input.ts),
  * so both transports validate the same values with the same messages. Each call returns a new schema
  * instance (nothing is shared, nothing is mutated later).
  */
 import { z } from 'zod';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../server/lib/identifiers.ts';
-import { INPUT_LIMITS } from '../server/http/input-limits.ts';
+import { INPUT_LIMITS } from '../server/lib/input-limits.ts';
 import { hasMicroPrecision } from '../server/lib/money.ts';
 
 const NOT_WHOLE = 'must be a whole number in decimal digits';

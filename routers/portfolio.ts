@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import { MAX_PORTFOLIO_POINTS, portfolioHistory } from '../server/history/portfolio.ts';
-import { router } from '../server/trpc/init.ts';
-import { userProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { userProcedure } from '../server/platform/procedures/base.ts';
 import { isoInstant, isoString, optionalParams } from './params.ts';
 
 const TAGS = ['Positions'];

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { microsToUsd } from '../server/lib/money.ts';
 import { deepFreeze, markReusable } from '../server/lib/reusable-json.ts';
-import { router } from '../server/trpc/init.ts';
-import { publicProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { publicProcedure } from '../server/platform/procedures/base.ts';
 import { noInput } from './params.ts';
 
 export const pricingSchema = z.object({

@@ -17,8 +17,8 @@ import {
   type SortField,
 } from '../server/companies/queries.ts';
 import { companyDetail, condensedCompany } from '../server/companies/answers.ts';
-import { router } from '../server/trpc/init.ts';
-import { companyDataProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { isoInstant, isoString, noInput, optionalParams, wholeNumber } from './params.ts';
 
 const TAGS = ['Private companies'];

@@ -1,8 +1,8 @@
 /**
  * Live streams (docs/streams.md). Two streams, each in three forms over one resolver
- * (server/streams/open.ts):
+ * (server/platform/procedures/open-stream.ts):
  *  - GET /api/trading/stream?eventSlug=… (public) and GET /api/trading/stream/account (key + user, or
- *    a session): server-sent events with `Accept: text/event-stream` (server/http/stream-routes.ts), else
+ *    a session): server-sent events with `Accept: text/event-stream` (server/platform/http/stream-routes.ts), else
  *    JSON — the catch-up a stream would open with, and the id to resume from (also on /trpc as the
  *    queries `streams.valuationCatchUp` and `streams.accountCatchUp`);
  *  - the tRPC subscriptions `streams.valuation` and `streams.account` (httpSubscriptionLink), whose
@@ -10,9 +10,9 @@
  */
 import { z } from 'zod';
 import { ACCOUNT_EVENT_TYPES } from '../server/notifications/emit.ts';
-import { accountCatchUp, accountSubscription, valuationCatchUp, valuationSubscription } from '../server/streams/open.ts';
-import { router } from '../server/trpc/init.ts';
-import { publicProcedure, userProcedure } from '../server/procedures/base.ts';
+import { accountCatchUp, accountSubscription, valuationCatchUp, valuationSubscription } from '../server/platform/procedures/open-stream.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { publicProcedure, userProcedure } from '../server/platform/procedures/base.ts';
 import { isoString, optionalParams } from './params.ts';
 import { valuationAnswer } from './trading-market.ts';
 
@@ -28,7 +28,7 @@ const lastEventIdParam = (example: string) =>
     .max(1000)
     .meta({ description: 'Resume after this message id (what the stream sent as `id:`); the Last-Event-ID header wins over it', example });
 
-/** On REST a single `events` parameter is a list of one (server/http/rest-input.ts). */
+/** On REST a single `events` parameter is a list of one (server/platform/http/rest-input.ts). */
 const eventSlugs = z
   .array(slug())
   .min(1)

@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import { resolveEvent } from '../server/events/resolve.ts';
 import { allValuations, eventSummary, eventValuation } from '../server/market/valuation-view.ts';
-import { router } from '../server/trpc/init.ts';
-import { marketDataProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { marketDataProcedure } from '../server/platform/procedures/base.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
 import { isoString, noInput, optionalParams } from './params.ts';
 

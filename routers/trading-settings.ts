@@ -6,9 +6,9 @@ import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import { credentialStatus, deleteCredentials, storeCredentials } from '../server/trading/credentials.ts';
 import { getSettings, updateSettings, type TradingUser } from '../server/trading/settings.ts';
-import type { Services } from '../server/services.ts';
-import { router } from '../server/trpc/init.ts';
-import { userProcedure } from '../server/procedures/base.ts';
+import type { Services } from '../server/platform/services.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { userProcedure } from '../server/platform/procedures/base.ts';
 import { optionalParams } from './params.ts';
 
 const TAGS = ['Trading settings and credentials'];

@@ -1,8 +1,8 @@
 /** GET /trading/users: the account's trading users (x-user-id values), for choosing whose positions to read. */
 import { z } from 'zod';
 import { accountUsers } from '../server/trading/account-users.ts';
-import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { apiKeyProcedure } from '../server/platform/procedures/base.ts';
 import { iso, isoString, optionalParams, wholeNumber } from './params.ts';
 
 export const tradingUsersRouter = router({

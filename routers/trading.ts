@@ -12,9 +12,9 @@ import { syncOrders } from '../server/trading/order-sync.ts';
 import { quoteBuy } from '../server/trading/quote.ts';
 import { saleOutcome, sell, type SellRequest } from '../server/trading/sell.ts';
 import { quoteSale } from '../server/trading/sell-quote.ts';
-import type { RequestContext } from '../server/procedures/context.ts';
-import { router } from '../server/trpc/init.ts';
-import { tradeProcedure, userProcedure } from '../server/procedures/base.ts';
+import type { RequestContext } from '../server/platform/procedures/context.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { tradeProcedure, userProcedure } from '../server/platform/procedures/base.ts';
 import { ApiError } from '../server/errors.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
 import { usdAmount } from './params.ts';
@@ -29,7 +29,7 @@ type UserContext = RequestContext & { user: { accountId: string; userId: string 
 /**
  * Buy and sell also take the idempotency key per call, in place of Idempotency-Key, for the calls of
  * one tRPC batch (whose headers they share); both places must agree (docs/decisions.md §7). Like the
- * per-call `userId` every trading route takes (server/procedures/user-member.ts), it is not part of
+ * per-call `userId` every trading route takes (server/platform/procedures/user-member.ts), it is not part of
  * what the key fingerprints.
  */
 const perCall = {

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { listUsage, summariseUsage } from '../server/accounts/usage.ts';
 import { ApiError } from '../server/errors.ts';
 import { microsToUsd } from '../server/lib/money.ts';
-import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { apiKeyProcedure } from '../server/platform/procedures/base.ts';
 import { iso, isoInstant, isoString, optionalParams, wholeNumber } from './params.ts';
 
 const usageRecord = z.object({

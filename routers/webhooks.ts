@@ -5,8 +5,8 @@
  * is the user documentation.
  */
 import { z } from 'zod';
-import { router } from '../server/trpc/init.ts';
-import { apiKeyProcedure } from '../server/procedures/base.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { apiKeyProcedure } from '../server/platform/procedures/base.ts';
 import {
   createWebhook,
   deleteWebhook,

@@ -206,8 +206,8 @@ export interface Config {
   redisUrl?: string;
   /**
    * authFailure: failed authentications (unknown, revoked or malformed keys) per client IP.
-   * signIn: wallet sign-ins — nonces per client IP, verifications per client IP and per wallet (server/procedures/sign-in-limits.ts).
-   * depositFailure: failed deposit claims, per account and per client IP (server/procedures/deposit-claim-limits.ts).
+   * signIn: wallet sign-ins — nonces per client IP, verifications per client IP and per wallet (server/platform/procedures/sign-in-limits.ts).
+   * depositFailure: failed deposit claims, per account and per client IP (server/platform/procedures/deposit-claim-limits.ts).
    */
   rateLimits: { key: RateRule; trade: RateRule; ip: RateRule; authFailure: RateRule; depositFailure: RateRule; signIn: RateRule };
   trustProxy: boolean;

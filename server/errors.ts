@@ -2,9 +2,9 @@
  * The service's one error vocabulary. Every failure a caller can see is an ApiError with one of these
  * codes; `statusFor` is the only place a code becomes an HTTP status, and `toPublicError` the only
  * place any thrown value becomes the public body {code, message, status, requestId}.
+ * ApiError is a plain error: the domains throw it without knowing any transport, and the tRPC layer
+ * (platform/procedures/trpc-errors.ts) maps it to tRPC's codes and reads it back out of tRPC's errors.
  */
-import { TRPCError } from '@trpc/server';
-import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { ZodError, type core } from 'zod';
 
 export const ERROR_STATUS = {
@@ -41,28 +41,16 @@ export function statusFor(code: ErrorCode): number {
   return ERROR_STATUS[code];
 }
 
-/** tRPC needs one of its own codes to pick the HTTP status on /trpc; derived from ours. */
-const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  402: 'PAYMENT_REQUIRED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_SUPPORTED',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  422: 'UNPROCESSABLE_CONTENT',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_SERVER_ERROR',
-  503: 'SERVICE_UNAVAILABLE',
-};
-
-export class ApiError extends TRPCError {
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
   readonly apiCode: ErrorCode;
   constructor(code: ErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super({ code: TRPC_CODE_BY_STATUS[statusFor(code)] ?? 'INTERNAL_SERVER_ERROR', message, cause: options.cause });
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.apiCode = code;
+  }
+
+  get status(): number {
+    return statusFor(this.apiCode);
   }
 }
 
@@ -80,24 +68,21 @@ function describeIssue(issue: core.$ZodIssue): string {
   return `${name}: ${issue.message}`;
 }
 
-function fromZod(error: ZodError): { code: ErrorCode; message: string } {
+function fromZod(error: ZodError): ApiError {
   const first = error.issues[0];
   const field = first?.path[0];
   const code = (typeof field === 'string' && Object.hasOwn(FIELD_ERROR_CODES, field) && FIELD_ERROR_CODES[field]) || 'BAD_REQUEST';
-  return { code, message: error.issues.slice(0, 3).map(describeIssue).join('; ') || 'Invalid input' };
+  return new ApiError(code, error.issues.slice(0, 3).map(describeIssue).join('; ') || 'Invalid input', { cause: error });
 }
 
-/** tRPC's own failures (malformed JSON, unknown procedure, …) in our vocabulary. */
-const FROM_TRPC_CODE: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
-  PARSE_ERROR: 'BAD_REQUEST',
-  BAD_REQUEST: 'BAD_REQUEST',
-  NOT_FOUND: 'NOT_FOUND',
-  METHOD_NOT_SUPPORTED: 'METHOD_NOT_ALLOWED',
-  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
-  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
-  UNAUTHORIZED: 'UNAUTHORIZED',
-  TOO_MANY_REQUESTS: 'RATE_LIMITED',
-};
+/**
+ * An input that failed its schema: the first issues in words (a ZodError), else the failure's own
+ * message (an async refinement's error). This file imports nothing of ours: everything may import it.
+ */
+export function inputError(cause: unknown): ApiError {
+  if (cause instanceof ZodError) return fromZod(cause);
+  return new ApiError('BAD_REQUEST', (cause instanceof Error && cause.message) || 'Invalid input', { cause });
+}
 
 /** Connection-level database failures: the request may be retried, nothing about it is the caller's fault. */
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -109,24 +94,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** Any thrown value → the public body. Unknown errors never leak their message. */
+/**
+ * Any thrown value → the public body. Unknown errors never leak their message. (Errors that arrive
+ * wrapped by tRPC are unwrapped first: platform/procedures/trpc-errors.ts.)
+ */
 export function toPublicError(error: unknown, requestId: string): PublicError {
-  let code: ErrorCode = 'INTERNAL_ERROR';
-  let message = 'Internal error; quote the request id to support';
-  const cause = error instanceof TRPCError ? error.cause : undefined;
-  if (error instanceof ApiError) {
-    code = error.apiCode;
-    message = error.message;
-  } else if (error instanceof ZodError || cause instanceof ZodError) {
-    ({ code, message } = fromZod((error instanceof ZodError ? error : cause) as ZodError));
-  } else if (isDatabaseUnavailable(error)) {
-    code = 'SERVICE_UNAVAILABLE';
-    message = 'The database is unavailable; retry shortly';
-  } else if (error instanceof TRPCError && FROM_TRPC_CODE[error.code]) {
-    code = FROM_TRPC_CODE[error.code]!;
-    message = error.code === 'PARSE_ERROR' ? 'Malformed JSON body' : error.message;
-  }
-  return { code, message, status: statusFor(code), requestId };
+  const known = error instanceof ApiError ? error : error instanceof ZodError ? fromZod(error) : undefined;
+  if (known) return { code: known.apiCode, message: known.message, status: known.status, requestId };
+  if (isDatabaseUnavailable(error)) return { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly', status: statusFor('SERVICE_UNAVAILABLE'), requestId };
+  return { code: 'INTERNAL_ERROR', message: 'Internal error; quote the request id to support', status: statusFor('INTERNAL_ERROR'), requestId };
 }
 
 /** A JSON Response carrying the public error body. */

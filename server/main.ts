@@ -8,21 +8,21 @@
  */
 import { createApp } from './app.ts';
 import { errorResponse } from './errors.ts';
-import { requestTarget } from './http/request-target.ts';
-import { serveOptions } from './http/serve-options.ts';
+import { requestTarget } from './platform/http/request-target.ts';
+import { serveOptions } from './platform/http/serve-options.ts';
 import { loadConfig, type Config } from './config.ts';
 import { newId } from './lib/ids.ts';
 import { createLogger } from './lib/logger.ts';
 import { EXIT, StartAborted } from './lib/startup-error.ts';
-import type { Services } from './services.ts';
-import { closeServices, exitOnStartupFailure, openServices } from './start.ts';
+import type { Services } from './platform/services.ts';
+import { closeServices, exitOnStartupFailure, openServices } from './platform/start.ts';
 import { startSettlementWorker } from './trading/settlement-worker.ts';
 import { startCandleRecording } from './history/recording.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
 import { startDepositWatcher } from './deposits/watcher.ts';
-import { metricsListener } from './metrics/access.ts';
+import { metricsListener } from './platform/http/metrics-access.ts';
 import { errorFirstLine, errorMessage } from './lib/error-message.ts';
 
 function exitWith(message: string, code: number): never {

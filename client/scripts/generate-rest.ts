@@ -1,7 +1,7 @@
 /**
  * Generates client/src/generated/openapi.ts, the types of the REST client (@pre-ipo/client/rest),
  * from the service's OpenAPI document with openapi-typescript. The file is committed, and
- * tests/client-package.test.ts fails when it differs from what the current document generates:
+ * tests/openapi/client-package.test.ts fails when it differs from what the current document generates:
  * after changing a route, run `npm run generate:rest-client`.
  *
  *   bun client/scripts/generate-rest.ts               the document of the app built in-process

@@ -59,7 +59,7 @@ export const webhooks = pgTable(
     url: text('url').notNull(),
     /** The event types it receives. */
     events: jsonb('events').$type<string[]>().notNull(),
-    /** whsec_… sealed with the credential cipher (server/trading/credential-cipher.ts): never stored in clear. */
+    /** whsec_… sealed with the credential cipher (server/lib/credential-cipher.ts): never stored in clear. */
     secretSealed: text('secret_sealed').notNull(),
     /** After a rotation, the previous secret keeps signing beside the new one until this time. */
     previousSecretSealed: text('previous_secret_sealed'),

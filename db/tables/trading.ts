@@ -24,7 +24,7 @@ export const tradingSettings = pgTable(
 );
 
 /**
- * Venue credentials, AES-256-GCM encrypted (server/trading/credential-cipher.ts). `keyId` names the
+ * Venue credentials, AES-256-GCM encrypted (server/lib/credential-cipher.ts). `keyId` names the
  * TRADING_ENCRYPTION_KEY that sealed them, so keys can be rotated row by row.
  */
 export const venueCredentials = pgTable(

@@ -11,7 +11,7 @@ import { preparedSql } from '../../db/prepared.ts';
 import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import { accountEventCtes, usdSql } from '../webhooks/announce.ts';
+import { accountEventCtes, usdSql } from '../notifications/announce.ts';
 import { balanceCreditCtes } from './balance-credit.ts';
 
 export function noSuchAccount(accountId: string): ApiError {

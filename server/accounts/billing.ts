@@ -22,7 +22,7 @@ import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
 import { microsToUsd } from '../lib/money.ts';
-import { billingMetricsOf } from '../metrics/billing.ts';
+import { billingMetricsOf } from './billing-metrics.ts';
 import type { PriceTier } from './price-tier.ts';
 
 export type { PriceTier } from './price-tier.ts';

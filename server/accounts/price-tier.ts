@@ -1,5 +1,5 @@
 /**
  * The price tiers of a billed call. Its own file, below both the admission (accounts/billing.ts) and
- * its counters (metrics/billing.ts), so that each can name it without importing the other.
+ * its counters (billing-metrics.ts), so that each can name it without importing the other.
  */
 export type PriceTier = 'standard' | 'premium';

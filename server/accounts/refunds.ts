@@ -8,7 +8,7 @@
  */
 import type { Db } from '../../db/client.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { BillingMetrics } from '../metrics/billing.ts';
+import type { BillingMetrics } from './billing-metrics.ts';
 import { refundCharge, type Charge } from './billing.ts';
 import { errorMessage } from '../lib/error-message.ts';
 

@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
 import type { Config } from '../config.ts';
-import type { Services } from '../services.ts';
+import type { CoreHandles } from '../handles.ts';
 import { resultRows } from '../../db/prepared.ts';
 import { errorMessage } from '../lib/error-message.ts';
 
@@ -88,7 +88,7 @@ export interface DeliveryOptions {
   concurrency?: number;
 }
 
-export async function deliverRows(services: Services, stripe: Stripe, options: DeliveryOptions) {
+export async function deliverRows(services: CoreHandles, stripe: Stripe, options: DeliveryOptions) {
   const { db } = services.database;
   const { logger } = services;
   const secretKey = services.config.stripe.secretKey;

@@ -44,7 +44,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import type { Config } from '../config.ts';
 import { startJob, type Job } from '../lib/jobs.ts';
-import type { Services } from '../services.ts';
+import type { CoreHandles } from '../handles.ts';
 import { createStripeClient, deliverRows, redact, rowsOf, type MeterExportFailure } from './meter-delivery.ts';
 
 export { createStripeClient, type MeterExportFailure } from './meter-delivery.ts';
@@ -105,13 +105,13 @@ function batchId(at: Date): string {
 const iso = (d: Date) => d.toISOString();
 
 /** The database's clock, read once and followed locally for the pass. */
-async function databaseClock(services: Services): Promise<() => Date> {
+async function databaseClock(services: CoreHandles): Promise<() => Date> {
   const [row] = await rowsOf<{ ms: string | number }>(services.database.db.execute(sql`select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms`));
   const offset = Number(row!.ms) - Date.now();
   return () => new Date(Date.now() + offset);
 }
 
-export async function exportMeteredUsage(services: Services, options: MeterExportOptions = {}): Promise<MeterExportSummary> {
+export async function exportMeteredUsage(services: CoreHandles, options: MeterExportOptions = {}): Promise<MeterExportSummary> {
   const { db } = services.database;
   const config = services.config.stripe;
   const now = options.now ?? (await databaseClock(services));
@@ -200,7 +200,7 @@ function markBatch(batch: string, before: Date): SQL {
     select (select count(*) from marked)::bigint as usage_rows, (select count(*) from written)::bigint as written`;
 }
 
-async function countPending(services: Services): Promise<number> {
+async function countPending(services: CoreHandles): Promise<number> {
   const [row] = await rowsOf<{ n: string | number }>(services.database.db.execute(sql`select count(*)::bigint as n from meter_exports where sent_at is null`));
   return Number(row!.n);
 }
@@ -210,7 +210,7 @@ async function countPending(services: Services): Promise<number> {
  * (server/lib/jobs.ts: never overlapping, backoff after failures, stop() aborts the pass in flight —
  * which releases the lease — and waits for it). Off without a secret key or with an interval of 0.
  */
-export function startMeterExporter(services: Services, options: Pick<MeterExportOptions, 'stripe' | 'now'> = {}): Job {
+export function startMeterExporter(services: CoreHandles, options: Pick<MeterExportOptions, 'stripe' | 'now'> = {}): Job {
   const { secretKey, exportIntervalMs } = services.config.stripe;
   const { logger } = services;
   if (!secretKey && !options.stripe) {

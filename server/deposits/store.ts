@@ -12,7 +12,7 @@ import { accountWallets, deposits } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 import { microsToUsd } from '../lib/money.ts';
 import type { DepositTransfer } from './verify.ts';
-import { accountEventCtes, usdSql } from '../webhooks/announce.ts';
+import { accountEventCtes, usdSql } from '../notifications/announce.ts';
 import { balanceCreditCtes } from '../accounts/balance-credit.ts';
 
 export interface DepositKey {

@@ -6,11 +6,11 @@
  * before) is never replaced, and running a backfill twice writes nothing the second time. Only
  * candles that have ended by now are written (the current one belongs to the recorder).
  *
- *   bun server/history/backfill-cli.ts --interval 1h --from 2026-11-01 [--to …] [--event openai-ipo …]
+ *   bun server/commands/backfill-history.ts --interval 1h --from 2026-11-01 [--to …] [--event openai-ipo …]
  */
 import { listEvents } from '../events/queries.ts';
 import { resolveEvent } from '../events/resolve.ts';
-import type { Services } from '../services.ts';
+import type { HistoryHandles } from './handles.ts';
 import { ClobHttp } from '../venues/polymarket/clob-http.ts';
 import { backfillPaperEvent } from './backfill-paper.ts';
 import { backfillPolymarketEvent, ClobPriceHistory, type PriceHistorySource } from './backfill-polymarket.ts';
@@ -51,7 +51,7 @@ export interface BackfillLine {
   problems: string[];
 }
 
-export async function backfillCandles(services: Services, options: BackfillOptions): Promise<BackfillLine[]> {
+export async function backfillCandles(services: HistoryHandles, options: BackfillOptions): Promise<BackfillLine[]> {
   const db = services.database.db;
   const venue = options.venue ?? services.config.venue;
   const now = historyNow(services);

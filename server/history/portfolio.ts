@@ -22,9 +22,9 @@
 import { and, asc, eq, lte } from 'drizzle-orm';
 import { positions, trades } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
-import { INPUT_LIMITS } from '../http/input-limits.ts';
+import { INPUT_LIMITS } from '../lib/input-limits.ts';
 import { microsToUsd } from '../lib/money.ts';
-import type { Services } from '../services.ts';
+import type { HistoryHandles } from './handles.ts';
 import type { TradingUser } from '../trading/settings.ts';
 import { bestBids, valueOf } from '../trading/answers.ts';
 import { candlesClosedBetween, latestClosedBy } from './candle-store.ts';
@@ -82,7 +82,7 @@ class EventPrices {
   }
 }
 
-export async function portfolioHistory(services: Services, user: TradingUser, q: { interval: PortfolioInterval; from?: Date; to?: Date }) {
+export async function portfolioHistory(services: HistoryHandles, user: TradingUser, q: { interval: PortfolioInterval; from?: Date; to?: Date }) {
   const db = services.database.db;
   const now = historyNow(services);
   const step = INTERVAL_MS[q.interval];

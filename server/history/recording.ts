@@ -29,7 +29,7 @@
  */
 import type { Recording } from '../market/recorder.ts';
 import { startJob } from '../lib/jobs.ts';
-import type { Services } from '../services.ts';
+import type { HistoryHandles } from './handles.ts';
 import type { Db } from '../../db/client.ts';
 import { minuteSpansBetween, pruneMinuteCandles, writeCandles } from './candle-store.ts';
 import { alignStart, CandleBuilder, combineSpans, pointOfValuation, withEarlier, type Candle, type CandleInterval, type CandleSpan } from './candles.ts';
@@ -65,7 +65,7 @@ export interface CandleRecording {
   stop(): Promise<void>;
 }
 
-const recordings = new WeakMap<Services, CandleRecording>();
+const recordings = new WeakMap<HistoryHandles, CandleRecording>();
 
 /** Where the 1-minute candles that complete a candle end: the minute of the builder's first point in it. */
 const earlierUntil = (c: Candle) => (c.interval === '1m' || c.firstPointAt === undefined ? c.start : Math.max(c.start, alignStart(c.firstPointAt, '1m')));
@@ -95,12 +95,12 @@ export async function completeCandles(db: Db, candles: Candle[]): Promise<Candle
 }
 
 /** The candle recording running on these services, if any (the history routes read its current candles). */
-export const candleRecordingOf = (services: Services) => recordings.get(services);
+export const candleRecordingOf = (services: HistoryHandles) => recordings.get(services);
 
 /** The history routes' clock: the recording's, else the system clock. */
-export const historyNow = (services: Services) => recordings.get(services)?.now() ?? Date.now();
+export const historyNow = (services: HistoryHandles) => recordings.get(services)?.now() ?? Date.now();
 
-export function startCandleRecording(services: Services, options: { now?: () => number; pruneEveryMs?: number } = {}): CandleRecording {
+export function startCandleRecording(services: HistoryHandles, options: { now?: () => number; pruneEveryMs?: number } = {}): CandleRecording {
   const now = options.now ?? Date.now;
   const { logger } = services;
   const db = services.database.db;

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors.ts';
 import { microsToUsd } from '../lib/money.ts';
-import type { Services } from '../services.ts';
+import type { HistoryHandles } from './handles.ts';
 import { readCandles } from './candle-store.ts';
 import { alignStart, INTERVAL_MS, type Candle, type CandleInterval, type Ohlc } from './candles.ts';
 import { candleRecordingOf, historyNow } from './recording.ts';
@@ -37,7 +37,7 @@ export function candleView(c: Candle, final: boolean) {
   };
 }
 
-export async function valuationHistory(services: Services, q: ValuationHistoryQuery) {
+export async function valuationHistory(services: HistoryHandles, q: ValuationHistoryQuery) {
   const now = historyNow(services);
   const step = INTERVAL_MS[q.interval];
   const to = q.to?.getTime() ?? now;

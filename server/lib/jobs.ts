@@ -10,13 +10,13 @@
  *    cap = max(intervalMs, maxBackoffMs, default 60 s). One success resets it.
  *  - A failed run is logged (the job, the error's message — never the error object, which may carry
  *    a query's parameters or a request's headers — failures in a row, the next delay) and counted.
- *  - Metrics (server/metrics/jobs.ts): each run's outcome, so preipo_job_lag_seconds grows when a job
+ *  - Metrics (server/platform/metrics/jobs.ts): each run's outcome, so preipo_job_lag_seconds grows when a job
  *    keeps failing, hangs, or stops being run.
  *  - stop(): no more runs, the AbortSignal given to `run` is aborted, and it resolves once the run in
  *    flight has ended. A run ending in an error after stop() is a shutdown, not a failure.
  *  - Timers are unref'd: a job never keeps the process alive.
  * This file is a lower layer: domains import it; it imports nothing from them (the metrics are a
- * structural interface, the `JobMetrics` of server/metrics/jobs.ts in practice).
+ * structural interface, the `JobMetrics` of server/platform/metrics/jobs.ts in practice).
  */
 import type { Logger } from './logger.ts';
 import { errorFirstLine } from './error-message.ts';

@@ -15,7 +15,7 @@
 import { admitBilledRequest, billingCommitsSynchronously, type Payer } from '../accounts/billing.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import type { Services } from '../services.ts';
+import type { StreamHandles } from './handles.ts';
 import { errorMessage } from '../lib/error-message.ts';
 
 /** One standard request per full minute held. Tests pass a shorter period through the streams' options. */
@@ -45,7 +45,7 @@ export interface HeldBilling {
 }
 
 /** Starts charging; `refused` hears a 401/402 (the stream must end). */
-export function chargeWhileHeld(services: Services, stream: HeldStream, periodMs: number, refused: (error: ApiError) => void): HeldBilling {
+export function chargeWhileHeld(services: StreamHandles, stream: HeldStream, periodMs: number, refused: (error: ApiError) => void): HeldBilling {
   const { config, database, refunds, logger } = services;
   let stopped = false;
   let charging: Promise<void> | undefined;

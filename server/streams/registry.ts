@@ -1,5 +1,5 @@
 /**
- * The live streams of one Services (one per process; one per test app): the valuation hub, the
+ * The live streams of one set of services (one per process; one per test app): the valuation hub, the
  * account hub (outbox tailer), the leases, the heartbeat, and every open sink, built on first use.
  *
  * Wiring (main.ts): `liftStreamIdleTimeout(request, server)` in the fetch handler, so Bun's idle
@@ -9,7 +9,7 @@
  * requests still arriving until the server stops listening are refused with 503 (and Retry-After),
  * never given a stream nobody would stop, and nothing is built or started again.
  */
-import type { Services } from '../services.ts';
+import type { StreamHandles } from './handles.ts';
 import { ACCOUNT_POLL_MS, AccountHub, GAP_GRACE_MS, GAP_MAX_WAIT_MS } from './account-hub.ts';
 import { BILLING_PERIOD_MS, type HeldBilling } from './held-billing.ts';
 import { LeaseBook } from './leases.ts';
@@ -72,7 +72,7 @@ export class Streams {
   /** Billing of the held account streams (and of closed ones whose last charge is still under way). */
   private billings = new Set<HeldBilling>();
 
-  constructor(readonly services: Services, options: StreamOptions = {}) {
+  constructor(readonly services: StreamHandles, options: StreamOptions = {}) {
     this.timing = {
       heartbeatMs: options.heartbeatMs ?? services.config.streams.heartbeatMs,
       billingPeriodMs: options.billingPeriodMs ?? BILLING_PERIOD_MS,
@@ -186,20 +186,20 @@ export class Streams {
   }
 }
 
-const registry = new WeakMap<Services, Streams>();
+const registry = new WeakMap<StreamHandles, Streams>();
 
 /**
  * The streams of these services, built on first use. After stopStreams they are the stopped ones
  * (closing: every open answers 503), never a fresh set nobody would stop.
  */
-export function streamsOf(services: Services): Streams {
+export function streamsOf(services: StreamHandles): Streams {
   let streams = registry.get(services);
   if (!streams) registry.set(services, (streams = new Streams(services)));
   return streams;
 }
 
 /** Builds the streams with other timings (tests); must come before any stream opens. */
-export function configureStreams(services: Services, options: StreamOptions): Streams {
+export function configureStreams(services: StreamHandles, options: StreamOptions): Streams {
   if (registry.has(services)) throw new Error('configureStreams: streams of these services are already in use');
   const streams = new Streams(services, options);
   registry.set(services, streams);
@@ -211,7 +211,7 @@ export function configureStreams(services: Services, options: StreamOptions): St
  * registered (closing), so a request arriving before the server stops listening is refused (503)
  * instead of building a fresh set or attaching to a stopped hub.
  */
-export async function stopStreams(services: Services): Promise<void> {
+export async function stopStreams(services: StreamHandles): Promise<void> {
   let streams = registry.get(services);
   if (!streams) registry.set(services, (streams = new Streams(services)));
   await streams.stop();

@@ -12,7 +12,6 @@
  * Past that the subscriber is dropped with a final comment; the frames it misses are what a resume
  * with Last-Event-ID sends again. A tRPC queue is bounded the same way, in messages.
  */
-import { tracked, type TrackedEnvelope } from '@trpc/server';
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
 
 const encoder = new TextEncoder();
@@ -259,9 +258,9 @@ function publicBody(error: ApiError, requestId: string): PublicError {
 }
 
 /**
- * A tRPC subscription's messages: bounded (`maxMessages`), drained by the subscription's async
- * generator as `tracked(id, data)`, so tRPC's SSE writer sends each `id` and a reconnecting
- * httpSubscriptionLink sends the last one back as `lastEventId`.
+ * A subscription's messages: bounded (`maxMessages`), drained by an async generator (the tRPC
+ * subscription sends each as `tracked(id, data)`, procedures/open-stream.ts, so tRPC's SSE writer
+ * sends each `id` and a reconnecting httpSubscriptionLink sends the last one back as `lastEventId`).
  */
 export class QueueSink extends BaseSink implements Sink {
   private items: StreamMessage[] = [];
@@ -304,14 +303,14 @@ export class QueueSink extends BaseSink implements Sink {
   }
 
   /** The subscription's messages until the sink closes (or `signal` aborts: the client left). */
-  async *messages(signal: AbortSignal | undefined): AsyncGenerator<TrackedEnvelope<unknown>> {
+  async *messages(signal: AbortSignal | undefined): AsyncGenerator<StreamMessage> {
     const onAbort = () => this.close();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
         const next = this.items.shift();
         if (next) {
-          yield tracked(next.id, next.data);
+          yield next;
           continue;
         }
         for (const wake of this.drainWaiters.splice(0)) wake();

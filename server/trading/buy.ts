@@ -13,7 +13,7 @@ import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { formatUsd, MICROS_PER_USD_BIGINT, microRatio, microsToUsd } from '../lib/money.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { sizeBuy, weightsFor, type BuyPlan, type Floors, type Side } from '../valuation/index.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, settlePosition, type Execution } from './execution.ts';
@@ -73,7 +73,7 @@ function failureError(position: PositionRow, orders: OrderRow[]): ApiError {
  * snapshot may be up to MARKET_DATA_TTL_MS old, so the event must also be open now, as stored: a quote
  * or a buy never slips in just after an event stopped trading or resolved.
  */
-export async function tradableEvent(services: Services, eventId: string) {
+export async function tradableEvent(services: TradingHandles, eventId: string) {
   const snapshot = await services.marketData.snapshot();
   const event = snapshot.events.find((e) => e.id === eventId);
   if (!event) throw new ApiError('NOT_FOUND', `eventId: no event ${eventId}; GET /api/trading/events lists them`);
@@ -119,7 +119,7 @@ export async function planBuy(execution: Execution, event: Awaited<ReturnType<ty
   return { eventId: event.id, floors, tokenIds, plan, minimumAmountMicros: sizing.minimumAmountMicros };
 }
 
-export async function buy(services: Services, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
+export async function buy(services: TradingHandles, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
   const execution = executionOf(services);
   const event = await tradableEvent(services, request.eventId);
   const settings = await getSettings(execution.db, user);

@@ -10,7 +10,7 @@ import type { Db } from '../../db/client.ts';
 import { venueCredentials } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { Venue, VenueCredentials } from '../venues/venue.ts';
-import type { CredentialCipher } from './credential-cipher.ts';
+import type { CredentialCipher } from '../lib/credential-cipher.ts';
 import { getSettings, type Settings, type TradingUser } from './settings.ts';
 
 const whereUser = (u: TradingUser) => and(eq(venueCredentials.accountId, u.accountId), eq(venueCredentials.userId, u.userId));

@@ -6,7 +6,7 @@
  */
 import type { Db } from '../../db/client.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { proceedsOfSale, type BookLevel, type VenueRules } from '../valuation/index.ts';
 import type { OrderBook, Venue, VenueCredentials, VenueOrder } from '../venues/venue.ts';
 import {
@@ -33,7 +33,7 @@ export interface Execution {
   logger: Logger;
 }
 
-export const executionOf = (s: Services): Execution => ({ db: s.database.db, venue: s.venue, timeoutMs: s.config.venueTimeoutMs, logger: s.logger });
+export const executionOf = (s: TradingHandles): Execution => ({ db: s.database.db, venue: s.venue, timeoutMs: s.config.venueTimeoutMs, logger: s.logger });
 
 /** The price of the last level a marketable order for `shares` reaches (null for an empty side). */
 export function worstPriceFor(levels: BookLevel[], shares: number): number | null {

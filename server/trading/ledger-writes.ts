@@ -17,7 +17,7 @@ import { newId } from '../lib/ids.ts';
 import type { Side } from '../valuation/index.ts';
 import type { OrderSide, VenueOrder, VenueOrderStatus } from '../venues/venue.ts';
 import type { TradingUser } from './settings.ts';
-import { accountEventCtes, emitPositionStatus, orderEventRows } from '../webhooks/announce.ts';
+import { accountEventCtes, emitPositionStatus, orderEventRows } from '../notifications/announce.ts';
 
 export type PositionRow = typeof positions.$inferSelect;
 export type PositionBandRow = typeof positionBands.$inferSelect;

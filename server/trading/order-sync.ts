@@ -7,7 +7,7 @@
 import { and, eq } from 'drizzle-orm';
 import { positions } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, settlePosition } from './execution.ts';
 import { pendingOrders } from './queries.ts';
@@ -25,7 +25,7 @@ export interface OrderChange {
   currentStatus: OrderRow['status'];
 }
 
-export async function syncOrders(services: Services, user: TradingUser) {
+export async function syncOrders(services: TradingHandles, user: TradingUser) {
   const execution = executionOf(services);
   const pending = await pendingOrders(execution.db, user);
   const stalled = await execution.db

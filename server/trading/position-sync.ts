@@ -9,7 +9,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import { positions } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { microsToUsd } from '../lib/money.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf } from './execution.ts';
 import { syncOrders } from './order-sync.ts';
@@ -18,7 +18,7 @@ import { closeAsGone } from './ledger-writes.ts';
 import { getSettings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
 
-export async function syncPositions(services: Services, user: TradingUser, walletAddress: string | undefined) {
+export async function syncPositions(services: TradingHandles, user: TradingUser, walletAddress: string | undefined) {
   const execution = executionOf(services);
   const funding = (await getSettings(execution.db, user)).walletAddress;
   const wallet = walletAddress ?? funding;

@@ -5,7 +5,7 @@
  * buy's too (unknown or closed event, thin books, an amount under the minimum, maxAveragePrice).
  * A quote needs no venue credentials and never reads the venue balance.
  */
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { microRatio, microsToUsd } from '../lib/money.ts';
 import { planBuy, tradableEvent, type BuyRequest, type PlannedBuy } from './buy.ts';
 import { executionOf } from './execution.ts';
@@ -38,7 +38,7 @@ export function quoteResult(request: BuyRequest, planned: PlannedBuy) {
   };
 }
 
-export async function quoteBuy(services: Services, user: TradingUser, request: BuyRequest) {
+export async function quoteBuy(services: TradingHandles, user: TradingUser, request: BuyRequest) {
   const execution = executionOf(services);
   const event = await tradableEvent(services, request.eventId);
   const settings = await getSettings(execution.db, user);

@@ -8,7 +8,7 @@
  */
 import { MICROS_PER_USD_BIGINT, microsToUsd } from '../lib/money.ts';
 import { proceedsOfSale } from '../valuation/index.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { executionOf, freshBooks } from './execution.ts';
 import { loadPosition } from './ledger-writes.ts';
 import { partialSaleRange } from './sale-shape.ts';
@@ -20,7 +20,7 @@ export interface SaleQuoteRequest {
   percentage: number;
 }
 
-export async function quoteSale(services: Services, user: TradingUser, request: SaleQuoteRequest) {
+export async function quoteSale(services: TradingHandles, user: TradingUser, request: SaleQuoteRequest) {
   const execution = executionOf(services);
   const position = await sellablePosition(execution.db, user, request.positionId);
   const { bands } = await loadPosition(execution.db, position.id);

@@ -11,7 +11,7 @@ import { trades } from '../../db/schema.ts';
 import { currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
 import { formatUsd, MICROS_PER_USD_BIGINT, microsToUsd } from '../lib/money.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import type { OrderBook } from '../venues/venue.ts';
 import type { TradeHooks } from './buy.ts';
@@ -110,7 +110,7 @@ export async function sellablePosition(db: Db, user: TradingUser, positionId: st
   return position;
 }
 
-export async function sell(services: Services, user: TradingUser, request: SellRequest, hooks: TradeHooks = {}) {
+export async function sell(services: TradingHandles, user: TradingUser, request: SellRequest, hooks: TradeHooks = {}) {
   const execution = executionOf(services);
   const position = await sellablePosition(execution.db, user, request.positionId);
   const credentials = await openCredentials(execution.db, services.credentialCipher, user);

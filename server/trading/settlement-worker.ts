@@ -10,12 +10,12 @@
 import { and, asc, inArray, sql } from 'drizzle-orm';
 import { events, positions, settlements } from '../../db/schema.ts';
 import { startJob, type Job } from '../lib/jobs.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { settleEvent } from './settlement.ts';
 import { errorMessage } from '../lib/error-message.ts';
 
 /** Events whose settlement is unfinished. */
-async function unfinishedEvents(services: Services): Promise<string[]> {
+async function unfinishedEvents(services: TradingHandles): Promise<string[]> {
   const rows = await services.database.db
     .select({ id: events.id })
     .from(events)
@@ -31,7 +31,7 @@ async function unfinishedEvents(services: Services): Promise<string[]> {
 }
 
 /** One pass over every unfinished event. */
-export async function runSettlementPass(services: Services) {
+export async function runSettlementPass(services: TradingHandles) {
   let settled = 0;
   let paid = 0;
   for (const eventId of await unfinishedEvents(services)) {
@@ -48,7 +48,7 @@ export async function runSettlementPass(services: Services) {
 }
 
 /** Runs `runSettlementPass` every SETTLEMENT_INTERVAL_MS (0: off) under the job runner's rules (server/lib/jobs.ts). */
-export function startSettlementWorker(services: Services): Job {
+export function startSettlementWorker(services: TradingHandles): Job {
   return startJob({
     name: 'settlement',
     intervalMs: services.config.settlementIntervalMs,

@@ -19,9 +19,9 @@ import type { Db } from '../../db/client.ts';
 import { eventBands, events, orders, positionBands, positions, settlements, trades } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 import { MICROS_PER_USD_BIGINT } from '../lib/money.ts';
-import type { Services } from '../services.ts';
+import type { TradingHandles } from './handles.ts';
 import { openCredentials } from './credentials.ts';
-import { emitPositionSettled } from '../webhooks/announce.ts';
+import { emitPositionSettled } from '../notifications/announce.ts';
 import { errorSummary } from '../lib/error-message.ts';
 
 /** The SETTLE trade's bandId when a voided event paid every band. */
@@ -45,7 +45,7 @@ export interface SettlementRun {
 export const VOIDED_PAYOUT_MICROS = 500_000;
 
 /** Settles every open position of a resolved or voided event, then pays every unpaid settlement of that event. */
-export async function settleEvent(services: Services, eventId: string): Promise<SettlementRun> {
+export async function settleEvent(services: TradingHandles, eventId: string): Promise<SettlementRun> {
   const db = services.database.db;
   const open = await db
     .select({ id: positions.id })
@@ -153,7 +153,7 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
  * lease runs out): longer than one payment can take — a handful of venue calls, each up to
  * VENUE_TIMEOUT_MS, and the redeemer's wait for the relayer — and at least two minutes.
  */
-const payLeaseMs = (services: Services) => Math.max(120_000, services.config.venueTimeoutMs * 8 + 30_000);
+const payLeaseMs = (services: TradingHandles) => Math.max(120_000, services.config.venueTimeoutMs * 8 + 30_000);
 
 /**
  * Step 2: asks the venue to pay every unpaid settlement (of one event, or all), then records the
@@ -161,7 +161,7 @@ const payLeaseMs = (services: Services) => Math.max(120_000, services.config.ven
  * conditional write) so two instances do not pay it at once, and the venue pays each settlement id
  * once whatever happens (the paper ledger's unique payout row; on chain, redeemer.ts).
  */
-export async function payUnpaidSettlements(services: Services, eventId?: string): Promise<{ paid: number; unpaid: number }> {
+export async function payUnpaidSettlements(services: TradingHandles, eventId?: string): Promise<{ paid: number; unpaid: number }> {
   const db = services.database.db;
   const venue = services.venue;
   const where = eventId ? and(isNull(settlements.paidAt), eq(settlements.eventId, eventId)) : isNull(settlements.paidAt);

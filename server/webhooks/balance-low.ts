@@ -22,7 +22,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';
 import { microsToUsd } from '../lib/money.ts';
 import { emitAccountEvent } from '../notifications/emit.ts';
-import type { Services } from '../services.ts';
+import type { WebhookHandles } from './handles.ts';
 
 interface CrossingRow {
   account_id: string;
@@ -77,7 +77,7 @@ export function balanceLowCrossingsSql(thresholdMicros: number): SQL {
 }
 
 /** One check over the funded prepaid accounts under the threshold; answers the accounts announced. */
-export async function checkBalanceLow(services: Services): Promise<string[]> {
+export async function checkBalanceLow(services: WebhookHandles): Promise<string[]> {
   const threshold = services.config.balanceLowMicros;
   const db = services.database.db;
   const rows = resultRows<CrossingRow>(await db.execute(balanceLowCrossingsSql(threshold)));

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';
-import type { Services } from '../services.ts';
+import type { WebhookHandles } from './handles.ts';
 
 /** A lease outlasts its attempt's deadline by this much (the time to record the outcome). */
 export const LEASE_MARGIN_MS = 5_000;
@@ -48,7 +48,7 @@ export interface ClaimLimits {
  * within a turn. A claim that takes fewer than `n` may have left due rows beyond the window (of
  * accounts that filled up in it): the pool claims again (see DeliveryPool.fill).
  */
-export async function claim(services: Services, owner: string, at: string | null, limits: ClaimLimits): Promise<ClaimedRow[]> {
+export async function claim(services: WebhookHandles, owner: string, at: string | null, limits: ClaimLimits): Promise<ClaimedRow[]> {
   const { n, perWebhook, perAccount } = limits;
   const now = sql`coalesce(${at}::timestamptz, now())`;
   const leaseSeconds = (services.config.webhooks.timeoutMs + LEASE_MARGIN_MS) / 1000;

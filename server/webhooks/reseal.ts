@@ -7,7 +7,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { webhooks } from '../../db/schema.ts';
-import type { CredentialCipher } from '../trading/credential-cipher.ts';
+import type { CredentialCipher } from '../lib/credential-cipher.ts';
 import { openSecret, sealSecret } from './signing.ts';
 
 const keyIdOf = (sealed: string) => (JSON.parse(sealed) as { keyId?: string }).keyId;

@@ -9,7 +9,7 @@ import { resultRows } from '../../db/prepared.ts';
 import { webhookDeliveries, webhooks } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
-import type { Services } from '../services.ts';
+import type { WebhookHandles } from './handles.ts';
 import { newWebhookSecret, sealSecret } from './signing.ts';
 import { resolveTarget, type Lookup } from './ssrf.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../db/schema.ts';
@@ -39,7 +39,7 @@ export interface LookupOption {
  * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true), no credentials in it, at most MAX_URL_LENGTH characters, and
  * a host that resolves only to public addresses.
  */
-export async function checkedUrl(services: Services, text: string, options: LookupOption = {}): Promise<string> {
+export async function checkedUrl(services: WebhookHandles, text: string, options: LookupOption = {}): Promise<string> {
   const { allowPrivateNetworks, timeoutMs } = services.config.webhooks;
   let url: URL;
   try {
@@ -75,7 +75,7 @@ export interface CreatedWebhook {
 }
 
 /** A new webhook and its secret (returned only here). At most MAX_WEBHOOKS_PER_ACCOUNT active ones per account. */
-export async function createWebhook(services: Services, accountId: string, input: { url: string; events: WebhookEventType[] }, options: LookupOption = {}): Promise<CreatedWebhook> {
+export async function createWebhook(services: WebhookHandles, accountId: string, input: { url: string; events: WebhookEventType[] }, options: LookupOption = {}): Promise<CreatedWebhook> {
   const url = await checkedUrl(services, input.url, options);
   const events = WEBHOOK_EVENT_TYPES.filter((type) => input.events.includes(type));
   const id = newId('wh');
@@ -146,7 +146,7 @@ export async function deleteWebhook(db: Db, accountId: string, id: string): Prom
  * A new secret, returned only here. The one it replaces keeps signing beside it (both signatures in
  * `webhook-signature`) for ROTATION_OVERLAP_MS; a second rotation within that time drops the oldest.
  */
-export async function rotateWebhookSecret(services: Services, accountId: string, id: string): Promise<{ id: string; secret: string; previousSecretExpiresAt: Date }> {
+export async function rotateWebhookSecret(services: WebhookHandles, accountId: string, id: string): Promise<{ id: string; secret: string; previousSecretExpiresAt: Date }> {
   const secret = newWebhookSecret();
   const sealed = sealSecret(services.credentialCipher, secret, accountId, id);
   const [row] = await services.database.db

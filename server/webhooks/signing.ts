@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import type { CredentialCipher, SealedCredentials } from '../trading/credential-cipher.ts';
+import type { CredentialCipher, SealedCredentials } from '../lib/credential-cipher.ts';
 
 export const SECRET_PREFIX = 'whsec_';
 

@@ -40,7 +40,7 @@ import { isIP } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { resultRows } from '../../db/prepared.ts';
 import { startJob } from '../lib/jobs.ts';
-import type { Services } from '../services.ts';
+import type { WebhookHandles } from './handles.ts';
 import { checkBalanceLow } from './balance-low.ts';
 import { claim, type ClaimedRow } from './claim.ts';
 import { EndpointHealth, type Verdict } from './endpoint-health.ts';
@@ -119,7 +119,7 @@ const toDate = (v: string | Date) => (v instanceof Date ? v : new Date(v));
  * its attempt ends — then answers what happened. Throws (after the attempts in flight end) when the
  * database fails.
  */
-export async function deliverDue(services: Services, options: DeliverOptions = {}): Promise<PassResult> {
+export async function deliverDue(services: WebhookHandles, options: DeliverOptions = {}): Promise<PassResult> {
   const pool = new DeliveryPool(services, { ...options, limit: options.limit ?? 1000 });
   pool.kick();
   await pool.settled();
@@ -152,7 +152,7 @@ export class DeliveryPool {
   private readonly health: EndpointHealth;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: WebhookHandles,
     private readonly options: DeliverOptions = {},
     private readonly onError?: (error: unknown, during: 'claim' | 'record') => void,
   ) {
@@ -252,7 +252,7 @@ function verdictOf(outcome: Outcome): Verdict {
 }
 
 /** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
-function secretsOf(services: Services, row: ClaimedRow, now: Date): string[] {
+function secretsOf(services: WebhookHandles, row: ClaimedRow, now: Date): string[] {
   const open = (sealed: string) => openSecret(services.credentialCipher, sealed, row.account_id, row.webhook_id);
   const secrets = [open(row.secret_sealed)];
   if (row.previous_secret_sealed && row.previous_secret_until && toDate(row.previous_secret_until) > now) secrets.push(open(row.previous_secret_sealed));
@@ -275,7 +275,7 @@ function describeError(error: unknown, timeoutMs: number): string {
  * One attempt within `timeoutMs` (WEBHOOK_TIMEOUT_MS, or the short deadline of an endpoint that keeps
  * timing out): DNS and the SSRF check, then one POST to the address checked. Never throws.
  */
-async function attempt(services: Services, row: ClaimedRow, options: DeliverOptions, now: Date, timeoutMs: number): Promise<Outcome> {
+async function attempt(services: WebhookHandles, row: ClaimedRow, options: DeliverOptions, now: Date, timeoutMs: number): Promise<Outcome> {
   const { allowPrivateNetworks } = services.config.webhooks;
   const started = Date.now();
   // A failure that used up the deadline (no answer, or DNS that never answered) counts as a timeout.
@@ -347,7 +347,7 @@ async function attempt(services: Services, row: ClaimedRow, options: DeliverOpti
  * the same time. It is sent again (same webhook-id) once the lease ends. If nothing was sent, the
  * lease is released.
  */
-async function record(services: Services, owner: string, row: ClaimedRow, outcome: Outcome, at: string | null, random?: () => number): Promise<keyof PassResult | null> {
+async function record(services: WebhookHandles, owner: string, row: ClaimedRow, outcome: Outcome, at: string | null, random?: () => number): Promise<keyof PassResult | null> {
   const db = services.database.db;
   const ours = sql`d.id = ${row.id} and d.lease_owner = ${owner} and d.status = 'pending'`;
   if (outcome.kind === 'stopped') {
@@ -394,7 +394,7 @@ async function record(services: Services, owner: string, row: ClaimedRow, outcom
  * `stop()` stops both jobs, aborts the attempts in flight (a lease whose request may have reached the
  * receiver is kept for WEBHOOK_TIMEOUT_MS; see record) and waits for them to end.
  */
-export function startWebhookWorker(services: Services, options: { lookup?: Lookup; concurrency?: number } = {}): { stop(): Promise<void> } {
+export function startWebhookWorker(services: WebhookHandles, options: { lookup?: Lookup; concurrency?: number } = {}): { stop(): Promise<void> } {
   const intervalMs = services.config.webhooks.intervalMs;
   if (intervalMs <= 0) return { stop: async () => {} };
   const { logger } = services;

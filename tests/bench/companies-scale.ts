@@ -15,8 +15,8 @@ import { openDatabase } from '../../db/client.ts';
 import { createApp } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/lib/logger.ts';
-import { MemoryRateLimiter } from '../../server/ratelimit/rate-limiter.ts';
-import { createServices } from '../../server/services.ts';
+import { MemoryRateLimiter } from '../../server/platform/ratelimit/rate-limiter.ts';
+import { createServices } from '../../server/platform/services.ts';
 import { creditAccount, ensureAccount } from '../../server/accounts/accounts.ts';
 import { createApiKey } from '../../server/accounts/api-keys.ts';
 

@@ -25,8 +25,8 @@ import { createApiKey } from '../../server/accounts/api-keys.ts';
 import { createApp } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/lib/logger.ts';
-import { MemoryRateLimiter } from '../../server/ratelimit/rate-limiter.ts';
-import { createServices } from '../../server/services.ts';
+import { MemoryRateLimiter } from '../../server/platform/ratelimit/rate-limiter.ts';
+import { createServices } from '../../server/platform/services.ts';
 import { PRODUCTION_RUNTIME } from '../harness/server-process.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

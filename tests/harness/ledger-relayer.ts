@@ -2,7 +2,7 @@
  * The chain and the relayer as the CLOB stand-in's ledger sees them, for the trading suites on
  * TEST_VENUE=polymarket: one ledger (the stand-in's wallets) for trading and redemption alike, so a
  * settlement's redemption moves the same collateral and tokens the orders did. (The real contracts
- * and relayer protocol are proven on an in-process EVM in tests/polymarket-redemption.test.ts.)
+ * and relayer protocol are proven on an in-process EVM in tests/venues/polymarket-redemption.test.ts.)
  *
  *  - as `RedemptionChain`: balances are the stand-in's holdings; payouts come from `payouts` (the
  *    harness reports what the event resolved to, as the oracle would); each wallet has a batch nonce;

@@ -1,5 +1,5 @@
 /** Turns route-table entries into concrete requests on both transports, for table-driven tests. */
-import type { Route } from '../../server/http/route-table.ts';
+import type { Route } from '../../server/platform/http/route-table.ts';
 import { BASE } from './app.ts';
 
 /** A concrete REST path for a template: every `{param}` filled with a harmless value. */

@@ -16,7 +16,7 @@ export interface RunningServer {
 }
 
 /**
- * The runtime settings `npm start` uses (package.json; tests/server.test.ts keeps the two equal):
+ * The runtime settings `npm start` uses (package.json; tests/platform/server.test.ts keeps the two equal):
  * --smol, and the memory JSC sizes its heap for (by default it assumes all of the machine's RAM and
  * lets the heap double between collections).
  */
@@ -60,8 +60,8 @@ function documentOfServers(): Promise<ResponseValidator> {
   return (serverValidator ??= (async () => {
     const [{ appRouter }, { RouteTable }, { buildOpenApiDocument }] = await Promise.all([
       import('../../routers/index.ts'),
-      import('../../server/http/route-table.ts'),
-      import('../../server/http/openapi.ts'),
+      import('../../server/platform/http/route-table.ts'),
+      import('../../server/platform/http/openapi.ts'),
     ]);
     return validatorForDocument(buildOpenApiDocument(appRouter, new RouteTable(appRouter), { maxBodyBytes: 1_048_576 }));
   })());
@@ -167,7 +167,7 @@ export interface Finished {
 }
 
 /**
- * Runs one of this repository's entry points (`server/cli.ts …`, `server/main.ts`) to its end with
+ * Runs one of this repository's entry points (`server/commands/cli.ts …`, `server/main.ts`) to its end with
  * only the given environment (and PATH/HOME), killing it after `timeoutMs`.
  */
 export async function runToExit(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Finished> {

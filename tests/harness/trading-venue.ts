@@ -116,7 +116,7 @@ export async function createTradingApp(
     now: options.now,
     http: new ClobHttp({ baseUrl: standin.url, timeoutMs: config.venueTimeoutMs, now: options.now, backoffMs: () => 20 }),
     tokens,
-    // The stand-in's holdings play the chain here; tests/polymarket-chain.test.ts reads a real EVM.
+    // The stand-in's holdings play the chain here; tests/venues/polymarket-chain.test.ts reads a real EVM.
     positions: {
       balancesOf: async (owner: string, refs: { tokenId: string }[]) => new Map(refs.map((r) => [r.tokenId, BigInt(standin.held(owner, r.tokenId))])),
     },

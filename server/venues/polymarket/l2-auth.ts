@@ -1,7 +1,7 @@
 /**
  * Polymarket CLOB L2 request authentication (HMAC-SHA256 with the user's API secret). Written here
  * rather than taken from @polymarket/clob-client-v2 so the venue stays plain fetch; byte parity with
- * the SDK's `createL2Headers` is proven in tests/polymarket-signing.test.ts.
+ * the SDK's `createL2Headers` is proven in tests/venues/polymarket-signing.test.ts.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

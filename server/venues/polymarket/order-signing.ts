@@ -1,7 +1,7 @@
 /**
  * Polymarket CLOB V2 orders (EIP-712, viem), our own instead of @polymarket/clob-client-v2: amounts
  * are exact integers (the SDK uses floats) and signing needs no client object. Byte parity with the
- * SDK (amounts, wire JSON, signatures, order hash) is proven in tests/polymarket-signing.test.ts.
+ * SDK (amounts, wire JSON, signatures, order hash) is proven in tests/venues/polymarket-signing.test.ts.
  */
 import {
   concatHex,
