@@ -86,7 +86,7 @@ export const authRouter = router({
       // Deposits this wallet sent before it had an account are credited to it now (once).
       await creditUnclaimedFor(database.db, signedIn.address, signedIn.accountId);
       const session = await createSession(database.db, config, signedIn);
-      // Two cookies, a line each (http/response-headers.ts): the session, and the used nonce's binding cleared.
+      // Two cookies, a line each (platform/http/response-headers.ts): the session, and the used nonce's binding cleared.
       ctx.resHeaders['Set-Cookie'] = `${sessionCookie(config, session.token, session.expiresAt)}\n${clearedNonceCookie(config, ctx.transport)}`;
       return { accountId: signedIn.accountId, address: signedIn.address, created: signedIn.created, expiresAt: iso(session.expiresAt) };
     }),

@@ -8,7 +8,8 @@
  *
  * The writers of each `data` are in server/notifications/announce.ts, server/webhooks/balance-low.ts,
  * server/deposits/store.ts and server/webhooks/service.ts (the test event);
- * tests/openapi-webhooks.test.ts checks real deliveries against these schemas.
+ * tests/openapi/openapi.test.ts ("webhooks") checks real deliveries against these schemas. Served by the
+ * platform's /openapi.json through server/app.ts, which hands describeWebhooks to it.
  */
 import type { OpenAPIObject, PathItemObject, SchemaObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';

@@ -3,7 +3,7 @@
  * SameSite=Lax cookie (Secure unless the service runs on http://localhost), stored only as its
  * SHA-256, expiring after SESSION_TTL_HOURS, revoked by logout or by the account's newer sign-ins
  * beyond SESSION_MAX_PER_ACCOUNT (oldest first). A session acts for its own account
- * only; on a billed route its calls are billed to that account like a key's (procedures/access.ts). Requests that change state with a session must come from the service's
+ * only; on a billed route its calls are billed to that account like a key's (platform/procedures/access.ts). Requests that change state with a session must come from the service's
  * own origin or one of CORS_ORIGINS (the Origin header): a cookie alone is not a reason to act (CSRF).
  */
 import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';

@@ -1,7 +1,7 @@
 /**
  * JSON bodies serialized once. An answer object that is served many times unchanged (market data
  * within one snapshot, the price list) is marked reusable; the REST bridge then serializes it once
- * and reuses the text, and validates it against a procedure's output schema once (procedures/runner.ts).
+ * and reuses the text, and validates it against a procedure's output schema once (platform/procedures/runner.ts).
  * Serializing a valuation (~180 numbers) costs more than computing it.
  */
 const bodies = new WeakMap<object, string>();

@@ -106,7 +106,7 @@ export function createApp(services: Services, api: ApiSurface) {
         return Response.json({ status: 'unavailable', database: 'unreachable' }, { status: 503 });
       }
     })
-    // Operator metrics, with an operator key (metrics/access.ts); METRICS_PORT serves them on a private address instead.
+    // Operator metrics, with an operator key (http/metrics-access.ts); METRICS_PORT serves them on a private address instead.
     .get('/metrics', ({ request }) => metricsForOperator(contextFor(request, scopes.get(request)!, 'rest')))
     .get('/openapi.json', () => new Response(openApiJson, { headers: { 'content-type': 'application/json' } }))
     .get('/docs', () => docsAssets.page())

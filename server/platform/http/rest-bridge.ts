@@ -106,7 +106,7 @@ export function queryInput(ctx: RequestContext, transportParams: ReadonlySet<str
 /**
  * POST, PUT and PATCH take a JSON object body; an empty body counts as `{}`. A body over the limit is
  * refused now (413, before reading the rest); a body of the wrong type, malformed or nested too deep
- * becomes a deferred input error, answered after authentication (http/deferred-input.ts).
+ * becomes a deferred input error, answered after authentication (procedures/deferred-input.ts).
  */
 async function readBody(request: Request, maxBodyBytes: number): Promise<Record<string, unknown> | DeferredInput> {
   const text = await readBodyText(request, maxBodyBytes);

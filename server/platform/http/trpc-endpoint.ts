@@ -11,7 +11,7 @@
  * - input that is malformed JSON, not JSON (Content-Type), nested deeper than MAX_JSON_DEPTH, or a
  *   batch input that is not an object is not answered here: tRPC parses the body itself, so it is
  *   handed a well-formed body whose every call's input is the deferred-error marker, and each
- *   procedure answers it after authentication (http/deferred-input.ts).
+ *   procedure answers it after authentication (procedures/deferred-input.ts).
  * A well-formed request is passed on as it is (a POST is rebuilt around the text already read).
  */
 import { publicErrorOf, trpcCodeOf } from '../procedures/trpc-errors.ts';

@@ -79,7 +79,7 @@ export function createTrpcRpc(router: object) {
   /**
    * The raw input of each call (GET: the `input` parameter, no content type to check; POST: the body
    * and its Content-Type); an input that cannot be read is each call's deferred error, answered after
-   * authentication (http/deferred-input.ts).
+   * authentication (procedures/deferred-input.ts).
    */
   function inputsOf(text: string | null, plan: Plan, contentType?: string | null): unknown[] {
     const { calls, isBatch } = plan;

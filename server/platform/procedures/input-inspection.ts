@@ -1,6 +1,6 @@
 /**
  * What every base procedure checks in its raw input before the handler: an input the transport could
- * not read (http/deferred-input.ts), then text with a NUL character (which PostgreSQL cannot store).
+ * not read (procedures/deferred-input.ts), then text with a NUL character (which PostgreSQL cannot store).
  */
 import { ApiError } from '../../errors.ts';
 import { throwIfDeferredInputError } from './deferred-input.ts';
@@ -56,7 +56,7 @@ const MAX_PATH_IN_MESSAGE = 120;
 
 /**
  * What every route checks in its raw input before the handler: an input the transport could not read
- * (malformed JSON, wrong Content-Type, too deep; see http/deferred-input.ts), then NUL text.
+ * (malformed JSON, wrong Content-Type, too deep; see procedures/deferred-input.ts), then NUL text.
  */
 export function inspectInput(input: unknown) {
   throwIfDeferredInputError(input);
