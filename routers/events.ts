@@ -1,9 +1,13 @@
 /**
  * Operator routes on events (dashboard key): resolving an event settles its open positions
- * (server/trading/resolution.ts). Like every dashboard route it names an existing account in
- * x-account-id: the operator's own, recorded in the request log as who resolved it.
+ * (server/trading/resolution.ts); the listings say which events customers see, and an operator
+ * lists or hides one (server/events/listing.ts). Like every dashboard route they name an existing
+ * account in x-account-id: the operator's own, recorded in the request log as who acted.
  */
 import { z } from 'zod';
+import { runDiscoveryPass } from '../server/events/discovery-pass.ts';
+import { EVENT_LISTINGS, listEventListings, setListing } from '../server/events/listing.ts';
+import { iso, isoString } from './params.ts';
 import { resolveEventOutcome } from '../server/trading/resolution.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { dashboardProcedure } from '../server/platform/procedures/base.ts';
@@ -46,4 +50,93 @@ export const eventsRouter = router({
       }),
     )
     .mutation(({ ctx, input }) => resolveEventOutcome(ctx.services, input.eventId, input.voided ? { voided: true } : { winningBandId: input.winningBandId! })),
+
+  listings: dashboardProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/events/listings',
+        tags: ['Operations'],
+        summary: 'Every event with its listing: listed (customers see it), proposed (discovered, waiting for an operator) or hidden',
+        description: 'For operators (a dashboard key). Newest first. Only listed events reach customers: listings, valuations, trading, history and streams.',
+        errorResponses: [400],
+      },
+    })
+    .input(z.strictObject({ listing: z.enum(EVENT_LISTINGS).meta({ description: 'Only events with this listing', example: 'proposed' }).optional() }).prefault({}))
+    .output(
+      z.object({
+        events: z.array(
+          z.object({
+            eventId: z.string(),
+            name: z.string(),
+            company: z.string(),
+            companySourceId: z.string().nullable().meta({ description: 'The private-company record it is linked to (GET /api/private-companies/source/{sourceId}), when one matches' }),
+            listing: z.enum(EVENT_LISTINGS),
+            origin: z.enum(['seed', 'discovered']),
+            status: z.string().meta({ description: 'open, closed, resolved or voided' }),
+            structure: z.enum(['bands', 'ladder']),
+            bands: z.number().int(),
+            venueEventSlug: z.string().nullable(),
+            endDate: isoString().nullable(),
+            createdAt: isoString(),
+          }),
+        ),
+      }),
+    )
+    .query(async ({ ctx, input }) => ({
+      events: (await listEventListings(ctx.services.database.db, input.listing)).map((e) => ({ ...e, endDate: e.endDate && iso(e.endDate), createdAt: iso(e.createdAt) })),
+    })),
+
+  setListing: dashboardProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/events/{eventId}/listing',
+        tags: ['Operations'],
+        summary: 'List an event for customers (approve a proposed one) or hide it',
+        description:
+          'For operators (a dashboard key). Listing an event the first time announces event.listed to every account with a webhook subscribed to it; listing it again changes nothing. Hiding is refused (400) while positions of the event are open or pending: its holders must be able to see, sell and settle them.',
+        errorResponses: [400, 404],
+      },
+    })
+    .input(
+      z.strictObject({
+        eventId: z.string().min(1).max(200).meta({ description: 'Our id, the venue\'s event slug or an alias', example: 'openai-ipo' }),
+        listing: z.enum(['listed', 'hidden']).meta({ description: 'listed: customers see and trade it; hidden: they do not', example: 'listed' }),
+      }),
+    )
+    .output(
+      z.object({
+        eventId: z.string(),
+        listing: z.enum(['listed', 'hidden']),
+        changed: z.boolean().meta({ description: 'false when the event already had this listing' }),
+        announced: z.number().int().meta({ description: 'Accounts told event.listed by this call' }),
+      }),
+    )
+    .mutation(({ ctx, input }) => setListing(ctx.services.database.db, input.eventId, input.listing)),
+
+  discover: dashboardProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/events/discover',
+        tags: ['Operations'],
+        summary: 'Look for new IPO valuation events on the venue now: list or propose them, and say what was skipped and why',
+        description:
+          'For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma\'s open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Known events are left to events:sync. dryRun: writes nothing. 503 when Gamma does not answer.',
+        errorResponses: [400],
+      },
+    })
+    .input(z.strictObject({ dryRun: z.boolean().meta({ description: 'Say what it would list, and write nothing', example: true }).optional() }).prefault({}))
+    .output(
+      z.object({
+        seen: z.number().int().meta({ description: 'IPO events Gamma lists as open' }),
+        added: z.array(z.object({ eventId: z.string(), venueEventSlug: z.string().nullable(), listing: z.enum(EVENT_LISTINGS) })),
+        known: z.array(z.string()).meta({ description: 'Venue slugs of events already here (events:sync refreshes them)' }),
+        skipped: z.array(z.object({ slug: z.string(), reason: z.string() })),
+        dryRun: z.boolean(),
+      }),
+    )
+    .mutation(({ ctx, input }) => runDiscoveryPass(ctx.services, { dryRun: input.dryRun ?? false })),
 });
+

@@ -16,7 +16,8 @@ import {
   SORT_FIELDS,
   type SortField,
 } from '../server/companies/queries.ts';
-import { companyDetail, condensedCompany } from '../server/companies/answers.ts';
+import { condensedCompany } from '../server/companies/answers.ts';
+import { companyDetailWithMarkets } from '../server/companies/markets.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { isoInstant, isoString, noInput, optionalParams, wholeNumber } from './params.ts';
@@ -35,6 +36,15 @@ const condensed = z.object({
   headquarters: z.string().nullable().meta({ description: 'City, region, country (the non-empty ones)' }),
 });
 
+const market = z.object({
+  eventId: z.string().meta({ description: 'The valuation event (GET /api/trading/events; the eventSlug of GET /api/trading/valuation)', example: 'kraken-ipo' }),
+  status: z.enum(['open', 'closed', 'resolved', 'voided']).meta({ description: 'The event\'s status, as GET /api/trading/events gives it' }),
+  impliedValuation: z.number().nullable().meta({ description: 'Billions of USD, as GET /api/trading/valuation/all gives it; null when it cannot be computed (no prices)' }),
+  longCost: z.number().nullable().meta({ description: 'USD per $1 of LONG exposure at the default floors, as GET /api/trading/valuation/all gives it; null when the event has no prices' }),
+  shortCost: z.number().nullable().meta({ description: 'USD per $1 of SHORT exposure at the default floors; null when the event has no prices' }),
+  updatedAt: isoString().nullable().meta({ description: 'When these values were read from the venue (the market-data snapshot); null when the venue did not answer' }),
+});
+
 const detail = z.object({
   id: z.number().int(),
   ...companyRecordShape,
@@ -43,6 +53,7 @@ const detail = z.object({
   headquarters: z.string().nullable(),
   createdAt: isoString(),
   updatedAt: isoString(),
+  markets: z.array(market).meta({ description: 'One per listed valuation event linked to the company, by event id; empty when there is none. Live market data: each read reflects the current snapshot' }),
 });
 
 // Descriptions sit inside optional(): the OpenAPI generator documents an optional query parameter by its inner schema.
@@ -67,7 +78,7 @@ export const privateCompaniesRouter = router({
         tags: TAGS,
         summary: 'Filtered, paginated list of companies (condensed)',
         description:
-          'Companies of the curated dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.',
+          'Companies of the curated dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive; hasMarket keeps the companies with, or without, a listed valuation event), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.',
       },
     })
     .input(
@@ -84,6 +95,12 @@ export const privateCompaniesRouter = router({
         minEmployees: employeeBound('Inclusive lower bound on employees', 100),
         maxEmployees: employeeBound('Inclusive upper bound on employees', 5000),
         updatedSince: isoInstant({ description: 'Only companies updated at or after this instant' }).meta({ example: '2026-11-01' }).optional(),
+        hasMarket: z
+          // A boolean on tRPC, its text on REST (a query string has no booleans); one pipe, so the OpenAPI generator takes it as a query parameter.
+          .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
+          .transform((v) => v === true || v === 'true')
+          .meta({ description: 'true: only companies with a listed valuation event (their detail\'s markets is not empty); false: only those without', example: true })
+          .optional(),
         sort: z.enum(SORTS).meta({ description: 'Sort field, `-` prefix for descending; default id', example: '-valuationUsd' }).optional(),
         ...page,
       }),
@@ -123,13 +140,16 @@ export const privateCompaniesRouter = router({
         path: '/private-companies/spacex',
         tags: TAGS,
         summary: 'The latest SpaceX record',
-        description: 'The full record of SpaceX (sourceId spacex), as GET /api/private-companies/source/spacex answers it. Billed at ten times the standard rate.',
+        description: 'The full record of SpaceX (sourceId spacex) with its markets, as GET /api/private-companies/source/spacex answers it. Billed at ten times the standard rate.',
         errorResponses: [404],
       },
     })
     .input(noInput())
     .output(detail)
-    .query(async ({ ctx }) => companyDetail(await companyBySourceId(ctx.services.database.db, SPACEX_SOURCE_ID))),
+    .query(async ({ ctx }) => {
+      const { database, marketData } = ctx.services;
+      return companyDetailWithMarkets(database.db, marketData, await companyBySourceId(database.db, SPACEX_SOURCE_ID));
+    }),
 
   industries: companyDataProcedure
     .meta({
@@ -205,13 +225,16 @@ export const privateCompaniesRouter = router({
         path: '/private-companies/source/{sourceId}',
         tags: TAGS,
         summary: 'One company by its external sourceId',
-        description: 'The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra. Billed at ten times the standard rate.',
+        description: 'The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra and its markets (the listed valuation events linked to it, priced from the current market data). Billed at ten times the standard rate.',
         errorResponses: [404],
       },
     })
     .input(z.strictObject({ sourceId: z.string().min(1).max(200).meta({ description: 'The company\'s sourceId (its slug in the source dataset)', example: 'openai' }) }))
     .output(detail)
-    .query(async ({ ctx, input }) => companyDetail(await companyBySourceId(ctx.services.database.db, input.sourceId))),
+    .query(async ({ ctx, input }) => {
+      const { database, marketData } = ctx.services;
+      return companyDetailWithMarkets(database.db, marketData, await companyBySourceId(database.db, input.sourceId));
+    }),
 
   byId: companyDataProcedure
     .meta({
@@ -220,11 +243,14 @@ export const privateCompaniesRouter = router({
         path: '/private-companies/{id}',
         tags: TAGS,
         summary: 'One company by its numeric id, with extra',
-        description: 'The full record of one company: every field of the dataset, the source\'s extra fields, headquarters and timestamps. Billed at ten times the standard rate.',
+        description: 'The full record of one company: every field of the dataset, the source\'s extra fields, headquarters, timestamps, and its markets (the listed valuation events linked to it, with the implied valuation and LONG and SHORT costs of the current market data). Billed at ten times the standard rate.',
         errorResponses: [404],
       },
     })
     .input(z.strictObject({ id: wholeNumber({ min: 1, max: 2_147_483_647 }).meta({ description: 'The company\'s id (from the list or a search)', example: 1 }) }))
     .output(detail)
-    .query(async ({ ctx, input }) => companyDetail(await companyById(ctx.services.database.db, input.id))),
+    .query(async ({ ctx, input }) => {
+      const { database, marketData } = ctx.services;
+      return companyDetailWithMarkets(database.db, marketData, await companyById(database.db, input.id));
+    }),
 });

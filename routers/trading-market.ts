@@ -25,6 +25,7 @@ const event = z.object({
   id: z.string(),
   name: z.string(),
   company: z.string(),
+  companySourceId: z.string().nullable().meta({ description: 'The private-company record it is linked to (GET /api/private-companies/source/{sourceId}); null when none is' }),
   status: eventStatus,
   winningBandId: winningBandId(),
   endDate: isoString().nullable(),
@@ -86,12 +87,12 @@ export const tradingMarketRouter = router({
         tags: TAGS,
         summary: 'Supported IPO valuation events and their bands',
         description:
-          'Every supported event: its status (open, closed, resolved, voided), end date, venue slug, the other ids it answers to, and its valuation bands (billions of USD) with their ids. An event may be named by its id, its venue slug or an alias on every route that takes one. Public and unbilled.',
+          'Every supported event: its status (open, closed, resolved, voided), end date, venue slug, the private company it is linked to (companySourceId), the other ids it answers to, and its valuation bands (billions of USD) with their ids. An event may be named by its id, its venue slug or an alias on every route that takes one. Public and unbilled.',
       },
     })
     .input(noInput())
     .output(z.object({ events: z.array(event) }))
-    .query(async ({ ctx }) => ({ events: (await ctx.services.marketData.snapshot()).events.map((e) => ({ ...eventSummary(e), aliases: e.aliases })) })),
+    .query(async ({ ctx }) => ({ events: (await ctx.services.marketData.snapshot()).events.map((e) => ({ ...eventSummary(e), companySourceId: e.companySourceId, aliases: e.aliases })) })),
 
   valuation: marketDataProcedure
     .meta({

@@ -90,6 +90,17 @@ export const WEBHOOK_DATA = {
       openPositions: z.number().int().min(0).meta({ description: 'This user\'s open or pending positions of the event at that moment' }),
     })
     .meta({ description: 'An event resolved, was voided, or its resolution corrected: one per (account, trading user) holding an open or pending position of it' }),
+  'event.listed': z
+    .object({
+      eventId: eventId(),
+      name: z.string().min(1).max(300).meta({ description: 'The event\'s name' }),
+      company: z.string().min(1).max(200).meta({ description: 'The company whose IPO it is about' }),
+      structure: z.enum(['bands', 'ladder']).meta({ description: 'bands: exclusive valuation bands; ladder: "above $X" markets, traded as the bands between thresholds' }),
+      bands: z.number().int().min(1).meta({ description: 'How many bands it has' }),
+      venueEventSlug: z.string().max(300).nullable().meta({ description: 'The venue\'s event slug (also an id of the event here)' }),
+      origin: z.enum(['seed', 'discovered']).meta({ description: 'discovered: found among the venue\'s IPO markets; seed: from the service\'s seed file' }),
+    })
+    .meta({ description: 'A new event is listed for trading (discovered and listed at once, or approved by an operator): one per account with a webhook subscribed to it' }),
   'deposit.credited': z
     .object({
       depositId: id('dep', 'The deposit'),
@@ -158,6 +169,10 @@ const EXAMPLES: Record<WebhookType, Record<string, unknown>> = {
     outcome: 'resolved', winningBandId: 'paper-openai-ipo-0', units: 291.449999, payoutPerUnit: 0.2, proceeds: 58.28, realizedPnl: -41.71584,
   },
   'event.resolved': { eventId: 'openai-ipo', status: 'resolved', winningBandId: 'paper-openai-ipo-0', winningBandLabel: '< $300B', userId: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', openPositions: 1 },
+  'event.listed': {
+    eventId: 'spacex-ipo-closing-market-cap-above', name: 'SpaceX IPO closing market cap', company: 'SpaceX', structure: 'ladder', bands: 9,
+    venueEventSlug: 'spacex-ipo-closing-market-cap-above', origin: 'discovered',
+  },
   'deposit.credited': {
     depositId: 'dep_2Nc7Vx4KqT9mRb3LwY8pZe', chainId: 137, txHash: `0x${'ab'.repeat(32)}`, logIndex: 3,
     token: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359', from: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', amount: 250,

@@ -31,6 +31,9 @@ const int = (fallback: number, min: number, max: number) =>
       return n;
     });
 
+/** A whole number, or undefined when unset (its default depends on other settings). */
+const optionalInt = (min: number, max: number) => int(-1, min, max).transform((n) => (n === -1 ? undefined : n));
+
 const rate = (fallback: number) =>
   z
     .string()
@@ -126,6 +129,9 @@ const envSchema = z.object({
   POLYMARKET_BUILDER_SECRET: z.string().max(200).optional(),
   POLYMARKET_BUILDER_PASSPHRASE: z.string().max(200).optional(),
   SETTLEMENT_INTERVAL_MS: int(60_000, 0, 86_400_000),
+  GAMMA_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  EVENT_DISCOVERY_INTERVAL_MS: optionalInt(0, 86_400_000),
+  EVENT_AUTO_LIST: boolean(false),
   PUBLIC_URL: origin.optional(),
   SIWE_CHAIN_ID: int(137, 1, 2 ** 31 - 1),
   SESSION_TTL_HOURS: int(168, 1, 24 * 365),
@@ -231,6 +237,12 @@ export interface Config {
   };
   /** How often the settlement worker finishes deferred and unpaid settlements; 0: never (events:sync and resolutions still do). */
   settlementIntervalMs: number;
+  /**
+   * The market universe: Gamma's base URL; how often discovery looks for new IPO valuation events
+   * (0: never; unset, every hour, except on the paper venue without GAMMA_API_URL); whether what it
+   * finds is listed at once (else proposed to an operator).
+   */
+  discovery: { gammaUrl: string; intervalMs: number; autoList: boolean };
   /** Wallet sign-in: the service's own origin (the SIWE domain and URI), the chain id, session lifetime. */
   /** sessionMaxPerAccount: live sessions an account may hold; a sign-in beyond revokes the oldest. */
   auth: { publicUrl: string; chainId: number; sessionTtlMs: number; sessionMaxPerAccount: number };
@@ -326,6 +338,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       builder: e.POLYMARKET_BUILDER_API_KEY ? { apiKey: e.POLYMARKET_BUILDER_API_KEY, secret: e.POLYMARKET_BUILDER_SECRET!, passphrase: e.POLYMARKET_BUILDER_PASSPHRASE! } : undefined,
     },
     settlementIntervalMs: e.SETTLEMENT_INTERVAL_MS,
+    discovery: {
+      gammaUrl: (e.GAMMA_API_URL ?? 'https://gamma-api.polymarket.com').replace(/\/$/, ''),
+      intervalMs: e.EVENT_DISCOVERY_INTERVAL_MS ?? (e.VENUE === 'paper' && !e.GAMMA_API_URL ? 0 : 3_600_000),
+      autoList: e.EVENT_AUTO_LIST,
+    },
     auth: { publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`, chainId: e.SIWE_CHAIN_ID, sessionTtlMs: e.SESSION_TTL_HOURS * 3_600_000, sessionMaxPerAccount: e.SESSION_MAX_PER_ACCOUNT },
     deposits: { address: e.DEPOSIT_ADDRESS?.toLowerCase(), tokens: e.DEPOSIT_TOKENS.map((t) => t.toLowerCase()), minMicros: e.DEPOSIT_MIN_USD, scanIntervalMs: e.DEPOSIT_SCAN_INTERVAL_MS,
       notFound: { ttlMs: e.DEPOSIT_NOT_FOUND_TTL_MS, maxEntries: e.DEPOSIT_NOT_FOUND_CACHE_SIZE },

@@ -22,6 +22,7 @@ import { startWebhookWorker } from './webhooks/worker.ts';
 import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
 import { startDepositWatcher } from './deposits/watcher.ts';
+import { startEventDiscovery } from './events/discovery-pass.ts';
 import { metricsListener } from './platform/http/metrics-access.ts';
 import { errorFirstLine, errorMessage } from './lib/error-message.ts';
 
@@ -131,6 +132,7 @@ function startJobs(services: Services): Array<{ stop(): Promise<void> }> {
     () => startMeterExporter(services),
     () => chain && startDepositWatcher({ db: services.database.db, chain, config: config.deposits, logger, jobs: services.metrics.jobs }),
     () => startWebhookWorker(services),
+    () => startEventDiscovery(services),
   ];
   const started = starts.reverse().map((start) => start());
   return started.reverse().filter((job) => job !== undefined);

@@ -31,6 +31,10 @@ export interface BandVenueMapping {
   acceptingOrders?: boolean | null;
 }
 
+/** An event's listing (see `events.listing`). */
+export const EVENT_LISTINGS = ['listed', 'proposed', 'hidden'] as const;
+export type EventListing = (typeof EVENT_LISTINGS)[number];
+
 export const events = pgTable('events', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
@@ -44,9 +48,20 @@ export const events = pgTable('events', {
   venue: jsonb('venue').$type<EventVenueMapping>().notNull(),
   /** Other ids this event answers to (server/events/resolve.ts); ours, so events:sync never changes them. */
   aliases: text('aliases').array().notNull().default(sql`'{}'::text[]`),
+  /**
+   * Who sees it (docs/decisions.md §6, "The market universe"): `listed` events are the customers'
+   * (listings, valuations, trading, streams); `proposed` ones were discovered and wait for an operator
+   * (EVENT_AUTO_LIST off); `hidden` ones an operator took off the list. Only listed events reach a customer.
+   */
+  listing: text('listing', { enum: EVENT_LISTINGS }).notNull().default('listed'),
+  /** How it came here: the seed file, or the discovery of the venue's IPO markets. */
+  origin: text('origin', { enum: ['seed', 'discovered'] }).notNull().default('seed'),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-});
+}, (t) => [
+  // A company's listed events (its markets; the companies list's hasMarket EXISTS) are one index probe, however many events there ever were.
+  index('events_company_source_id_idx').on(t.companySourceId, t.listing),
+]);
 
 export const eventBands = pgTable(
   'event_bands',

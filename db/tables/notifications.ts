@@ -21,6 +21,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'position.closed',
   'position.settled',
   'event.resolved',
+  'event.listed',
   'deposit.credited',
   'balance.low',
 ] as const;

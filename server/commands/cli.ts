@@ -10,6 +10,9 @@
  *   npm run cli -- set-plan    --account acme --plan prepaid
  *   npm run cli -- show        --account acme
  *   npm run cli -- resolve-event --event stripe-ipo --band BAND_ID   (or --void; settles the event's open positions)
+ *   npm run cli -- list-events [--listing proposed|listed|hidden]   (every event with its listing)
+ *   npm run cli -- approve-event --event ID   (lists a proposed or hidden event; announces event.listed)
+ *   npm run cli -- hide-event    --event ID   (takes it off the customers' list; refused while positions are open)
  *   npm run cli -- reencrypt-credentials   (after setting a new TRADING_ENCRYPTION_KEY and listing
  *                                           the old one in TRADING_ENCRYPTION_PREVIOUS_KEYS)
  *
@@ -28,6 +31,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../accounts/api-keys.ts
 import { ConfigError, loadConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { resolveEventOutcome } from '../trading/resolution.ts';
+import { EVENT_LISTINGS, listEventListings, setListing, type EventListing } from '../events/listing.ts';
 import { reencryptAllCredentials } from '../trading/credentials.ts';
 import { resealWebhookSecrets } from '../webhooks/reseal.ts';
 import { createLogger } from '../lib/logger.ts';
@@ -40,7 +44,10 @@ import { errorFirstLine, errorMessage } from '../lib/error-message.ts';
 const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|set-plan|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]
        [--plan prepaid|metered] [--stripe-customer cus_…] [--monthly-cap-usd AMOUNT]
        cli reencrypt-credentials
-       cli resolve-event --event ID (--band BAND_ID | --void)`;
+       cli resolve-event --event ID (--band BAND_ID | --void)
+       cli list-events [--listing proposed|listed|hidden]
+       cli approve-event --event ID
+       cli hide-event --event ID`;
 
 export class UsageError extends Error {}
 
@@ -74,6 +81,7 @@ function parseCommandLine(argv: string[]) {
         plan: { type: 'string' },
         'stripe-customer': { type: 'string' },
         'monthly-cap-usd': { type: 'string' },
+        listing: { type: 'string' },
       },
     });
   } catch (error) {
@@ -104,6 +112,14 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
   if (command === 'resolve-event') {
     if (values.void && values.band) throw new UsageError(`--band and --void exclude each other\n${USAGE}`);
     return resolveEventOutcome(services, required(values.event, 'event'), values.void ? { voided: true } : { winningBandId: required(values.band, 'band') });
+  }
+  if (command === 'list-events') {
+    const listing = values.listing;
+    if (listing !== undefined && !(EVENT_LISTINGS as readonly string[]).includes(listing)) throw new UsageError(`--listing must be one of ${EVENT_LISTINGS.join(', ')}\n${USAGE}`);
+    return { events: await listEventListings(db, listing as EventListing | undefined) };
+  }
+  if (command === 'approve-event' || command === 'hide-event') {
+    return setListing(db, required(values.event, 'event'), command === 'approve-event' ? 'listed' : 'hidden');
   }
   const accountId = required(values.account, 'account');
   if (!IDENTIFIER.test(accountId)) throw new UsageError(`--account must be ${IDENTIFIER_RULE}`);

@@ -9,13 +9,16 @@
  * Prints one JSON line per event; exits 1 if any event had problems (those bands keep their previous
  * mapping; a contradiction is one), 2 for usage errors.
  *
- *   npm run events:sync -- [--event openai-ipo ...] [--gamma-url URL] [--dry-run]
+ *   npm run events:sync -- [--event openai-ipo ...] [--gamma-url URL] [--dry-run] [--discover]
+ *     --discover   first looks for new IPO valuation events on Gamma (docs/trading.md "The market
+ *                  universe"): lists or proposes them (EVENT_AUTO_LIST), skipping what it cannot read
  *   GAMMA_API_URL   default https://gamma-api.polymarket.com
  *   POLYGON_RPC_URL the chain source; unset, resolutions seen on Gamma wait for an operator
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../config.ts';
+import { runDiscoveryPass } from '../events/discovery-pass.ts';
 import { fetchGammaEvent } from '../events/gamma-client.ts';
 import { applyEventSync, planEventSync, type EventSyncPlan } from '../events/gamma-sync.ts';
 import { findEvent, listEvents, type EventWithBands } from '../events/queries.ts';
@@ -51,7 +54,7 @@ async function readResolution(event: EventWithBands, plan: EventSyncPlan, chain:
 
 export async function syncEvents(services: Services, options: { events?: string[]; gammaUrl: string; dryRun: boolean; fetch?: typeof fetch; chain?: ResolutionReader }) {
   const db = services.database.db;
-  const all = await listEvents(db);
+  const all = await listEvents(db, 'all');
   const chosen = options.events?.length ? all.filter((e) => options.events!.includes(e.id)) : all;
   const unknown = (options.events ?? []).filter((id) => !all.some((e) => e.id === id));
   const lines: Record<string, unknown>[] = unknown.map((id) => ({ event: id, problems: [`no event ${id}`] }));
@@ -108,14 +111,22 @@ if (import.meta.main) {
   let exitCode = 0;
   let services: Services | undefined;
   try {
-    const { values } = parseArgs({ args: process.argv.slice(2), options: { event: { type: 'string', multiple: true }, 'gamma-url': { type: 'string' }, 'dry-run': { type: 'boolean' } } });
+    const { values } = parseArgs({
+      args: process.argv.slice(2),
+      options: { event: { type: 'string', multiple: true }, 'gamma-url': { type: 'string' }, 'dry-run': { type: 'boolean' }, discover: { type: 'boolean' } },
+    });
     const url = gammaUrl.safeParse(values['gamma-url'] ?? process.env.GAMMA_API_URL ?? 'https://gamma-api.polymarket.com');
     if (!url.success) throw new ConfigError('GAMMA_API_URL / --gamma-url must be an http(s) URL');
-    const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
+    const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GAMMA_API_URL: url.data });
     // stdout is one JSON line per event: log lines go to stderr.
     services = await openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') });
     const rpc = config.polymarket.polygonRpcUrl;
     const chain = rpc ? createResolutionReader(createPolygonClient(rpc, { timeoutMs: config.venueTimeoutMs })) : undefined;
+    if (values.discover) {
+      // First the new events (one line: what it listed or proposed, what it skipped and why), then the sync.
+      const report = await runDiscoveryPass(services, { dryRun: values['dry-run'] ?? false });
+      console.log(JSON.stringify({ discovery: report }));
+    }
     const lines = await syncEvents(services, { events: values.event, gammaUrl: url.data, dryRun: values['dry-run'] ?? false, chain });
     for (const line of lines) console.log(JSON.stringify(line));
     if (lines.some((l) => Array.isArray(l.problems) && l.problems.length)) exitCode = 1;

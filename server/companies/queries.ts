@@ -2,11 +2,11 @@
  * Reading companies: the filtered list, search, lookups, and the aggregates. Every text filter is an
  * exact, case-insensitive match on an indexed lower() expression; ranges are inclusive.
  */
-import { and, asc, count, countDistinct, desc, eq, gte, inArray, lte, max, min, sql, sum, type SQL } from 'drizzle-orm';
+import { and, asc, count, countDistinct, desc, eq, gte, inArray, lte, max, min, not, sql, sum, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
-import { companies } from '../../db/schema.ts';
+import { companies, events } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { AggregateCache } from './aggregate-cache.ts';
 
@@ -28,6 +28,8 @@ export interface ListFilters {
   minEmployees?: number;
   maxEmployees?: number;
   updatedSince?: Date;
+  /** Only companies with (true) or without (false) a listed event linked to them. */
+  hasMarket?: boolean;
 }
 
 export interface Page {
@@ -46,6 +48,14 @@ const RANGE_FILTERS = [
   ['minEmployees', 'maxEmployees', companies.employees],
 ] as const;
 
+/**
+ * The company has a listed event (it has markets, markets.ts): an EXISTS probe of events
+ * (company_source_id, listing) per company row, so the list's cost does not grow with the events that
+ * ever were.
+ */
+const hasListedEvent = (): SQL =>
+  sql`exists (select 1 from ${events} where ${events.companySourceId} = ${companies.sourceId} and ${events.listing} = 'listed')`;
+
 function filterWhere(f: ListFilters): SQL | undefined {
   const bounds = RANGE_FILTERS.flatMap(([low, high, column]) => {
     if (f[low] !== undefined && f[high] !== undefined && f[low]! > f[high]!) {
@@ -58,6 +68,7 @@ function filterWhere(f: ListFilters): SQL | undefined {
     f.country !== undefined ? keyEq(companies.countryKey, f.country) : undefined,
     f.backingType !== undefined ? keyEq(companies.backingTypeKey, f.backingType) : undefined,
     f.updatedSince !== undefined ? gte(companies.updatedAt, f.updatedSince) : undefined,
+    f.hasMarket !== undefined ? (f.hasMarket ? hasListedEvent() : not(hasListedEvent())) : undefined,
     ...bounds,
   );
 }
@@ -74,7 +85,8 @@ function orderBy(sort: { field?: SortField; descending: boolean }): SQL[] {
 
 /**
  * A page of the filtered list. The page's ids come from an index walk (a deferred join), so a deep
- * offset skips index entries rather than whole rows; the unfiltered total comes from the cache.
+ * offset skips index entries rather than whole rows; the unfiltered total comes from the cache (a
+ * filtered one never does: `hasMarket` follows event listings, which the dataset version does not).
  */
 export async function listCompanies(
   db: Db,

@@ -5,12 +5,14 @@
  *
  * Matching is by meaning, not by position in Gamma's list: the "No IPO" market goes to the band
  * [0, 0]; a band market to the band with the same valuation range (parsed from its title, else its
- * question); a ladder market ("above $X") to the band that starts at X. Anything that does not match
- * is reported and left as it was.
+ * question); a ladder market ("above $X") to the band that starts at X, X read from its title or
+ * question (discovery.ts), never from `groupItemThreshold`, which is Gamma's ordering index within the
+ * group (">$1T" carries "15"). Anything that does not match is reported and left as it was.
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands, events, type BandVenueMapping, type EventVenueMapping } from '../../db/schema.ts';
+import { ladderThreshold } from './discovery.ts';
 import type { GammaEvent, GammaMarket } from './gamma-client.ts';
 import type { EventWithBands } from './queries.ts';
 
@@ -65,8 +67,8 @@ export function planEventSync(event: EventWithBands, gamma: GammaEvent, now = ne
     let index = -1;
     if (isNoIpo(market)) index = event.bands.findIndex((b) => b.minValuation === 0 && b.maxValuation === 0);
     else if (ladder) {
-      const threshold = market.groupItemThreshold ?? amountsIn(market.groupItemTitle || market.question || '')[0];
-      index = event.bands.findIndex((b) => b.minValuation === threshold && b.minValuation > 0);
+      const threshold = ladderThreshold(market);
+      if (threshold !== null) index = event.bands.findIndex((b) => b.minValuation === threshold && b.minValuation > 0);
     } else {
       const range = rangeOf(market);
       if (range) index = event.bands.findIndex((b) => !(b.minValuation === 0 && b.maxValuation === 0) && b.minValuation === range.min && b.maxValuation === range.max);

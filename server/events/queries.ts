@@ -7,9 +7,16 @@ export type EventRow = typeof events.$inferSelect;
 export type BandRow = typeof eventBands.$inferSelect;
 export type EventWithBands = EventRow & { bands: BandRow[] };
 
-/** Every event with its bands (ascending), in a stable order. Two queries, whatever the count. */
-export async function listEvents(db: Db): Promise<EventWithBands[]> {
-  const rows = await db.select().from(events).orderBy(asc(events.id));
+/**
+ * The listed events (what customers see), or every event for the operator's tools (`all`), each with
+ * its bands (ascending), in a stable order. Two queries, whatever the count.
+ */
+export async function listEvents(db: Db, which: 'listed' | 'all' = 'listed'): Promise<EventWithBands[]> {
+  const rows = await db
+    .select()
+    .from(events)
+    .where(which === 'listed' ? eq(events.listing, 'listed') : undefined)
+    .orderBy(asc(events.id));
   if (!rows.length) return [];
   const bands = await db.select().from(eventBands).where(inArray(eventBands.eventId, rows.map((r) => r.id))).orderBy(asc(eventBands.eventId), asc(eventBands.bandIndex));
   return rows.map((e) => ({ ...e, bands: bands.filter((b) => b.eventId === e.id) }));
@@ -30,11 +37,13 @@ export async function findEvent(db: Db, ref: string, param = 'eventId'): Promise
 }
 
 /**
- * An event's status as stored now (undefined for an unknown id). Trading reads it from the database
- * at the moment it acts, not from the market-data snapshot (up to MARKET_DATA_TTL_MS old), so a buy or
- * a sale never slips in just after an event stopped trading or resolved.
+ * An event's status as stored now (undefined for an unknown id; `hidden` or `proposed` for one not
+ * listed). Trading reads it from the database at the moment it acts, not from the market-data
+ * snapshot (up to MARKET_DATA_TTL_MS old), so a buy or a sale never slips in just after an event
+ * stopped trading, resolved or was taken off the list.
  */
 export async function currentEventStatus(db: Db, eventId: string): Promise<string | undefined> {
-  const [row] = await db.select({ status: events.status }).from(events).where(eq(events.id, eventId)).limit(1);
-  return row?.status;
+  const [row] = await db.select({ status: events.status, listing: events.listing }).from(events).where(eq(events.id, eventId)).limit(1);
+  // An event taken off the list since the snapshot does not trade either: its listing stands for its status.
+  return row && (row.listing === 'listed' ? row.status : row.listing);
 }

@@ -9,7 +9,7 @@
  * snapshot), and `canonicalEventId` for a filter, which uses the current snapshot when there is one
  * and otherwise one indexed query, so a history or positions filter never waits for the venue's books.
  */
-import { desc, eq, or, sql } from 'drizzle-orm';
+import { and, desc, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { events } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
@@ -58,21 +58,24 @@ export function eventsNamed(ref: string) {
   };
 }
 
-/** Our id for `ref` from the database, or 404 NOT_FOUND naming `param`. */
-export async function resolveEventId(db: Db, ref: string, param = 'eventId'): Promise<string> {
+/** Our id for `ref` from the database (among listed events only, or all for the operator's tools), or 404 NOT_FOUND naming `param`. */
+export async function resolveEventId(db: Db, ref: string, param = 'eventId', which: 'listed' | 'all' = 'all'): Promise<string> {
   const named = eventsNamed(ref);
   const [row] = await db
     .select({ id: events.id })
     .from(events)
-    .where(named.where)
+    .where(which === 'listed' ? and(named.where, eq(events.listing, 'listed')) : named.where)
     .orderBy(...named.order)
     .limit(1);
   if (!row) throw unknownEvent(ref, param);
   return row.id;
 }
 
-/** Our id for a filter's `ref`: from the current market-data snapshot if there is one, else the database. */
+/**
+ * Our id for a customer's filter `ref`: from the current market-data snapshot if there is one, else
+ * the database; listed events only either way (the snapshot holds only those).
+ */
 export function canonicalEventId(services: EventLookup, ref: string, param = 'eventId'): Promise<string> | string {
   const snapshot = services.marketData.fresh();
-  return snapshot ? resolveEvent(snapshot.events, ref, param).id : resolveEventId(services.database.db, ref, param);
+  return snapshot ? resolveEvent(snapshot.events, ref, param).id : resolveEventId(services.database.db, ref, param, 'listed');
 }

@@ -34,16 +34,7 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
       }
       // A resolution is final once made (an operator's, or a settled one): the seeds never reopen it.
       if (existing?.status === 'resolved' && existing.resolvedBandIndex !== null) Object.assign(row, { status: existing.status, resolvedBandIndex: existing.resolvedBandIndex });
-      const bands = e.bands.map((b, i) => ({
-        eventId: e.id,
-        bandIndex: i,
-        id: bandIdOf(e.id, i, b.venue.tokenId),
-        label: b.label,
-        minValuation: b.minValuation,
-        maxValuation: b.maxValuation,
-        seedPrice: b.seedPrice,
-        venue: b.venue,
-      }));
+      const bands = bandRowsOf(e);
       const currentBands = existing ? await tx.select().from(eventBands).where(eq(eventBands.eventId, e.id)).orderBy(eventBands.bandIndex) : [];
       const same =
         existing !== undefined &&
@@ -68,6 +59,20 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
     }
   });
   return { inserted, updated };
+}
+
+/** A record's bands as rows: each band's id is its venue token, else a stable paper id. */
+export function bandRowsOf(e: EventRecord) {
+  return e.bands.map((b, i) => ({
+    eventId: e.id,
+    bandIndex: i,
+    id: bandIdOf(e.id, i, b.venue.tokenId),
+    label: b.label,
+    minValuation: b.minValuation,
+    maxValuation: b.maxValuation,
+    seedPrice: b.seedPrice,
+    venue: b.venue,
+  }));
 }
 
 function pick(row: Record<string, unknown>, keys: string[]) {

@@ -151,6 +151,9 @@ export async function emitPositionSettled(tx: Db, s: SettledPosition): Promise<v
 /** The alphabet of our ids (server/lib/ids.ts): an event id derived in SQL looks like any other. */
 const ID_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
+/** An event id derived from a 32-byte digest (evt_ + 22 base58 digits), in SQL: the same input, the same id. */
+const derivedEventId = (digest: SQL) => sql`'evt_' || (select string_agg(substr(${ID_ALPHABET}::text, 1 + get_byte(${digest}, i) % 58, 1), '' order by i) from generate_series(0, 21) i)`;
+
 /**
  * event.resolved: one event per (account, trading user) holding an open or pending position of the
  * event when it resolves, is voided, or its resolution is corrected (each change announces itself).
@@ -167,7 +170,7 @@ export async function emitEventResolved(
 ): Promise<number> {
   const change = newId('evt');
   const digest = sql`sha256(convert_to(${change}::text || chr(10) || h.account_id || chr(10) || h.user_id, 'UTF8'))`;
-  const eventId = sql`'evt_' || (select string_agg(substr(${ID_ALPHABET}::text, 1 + get_byte(${digest}, i) % 58, 1), '' order by i) from generate_series(0, 21) i)`;
+  const eventId = derivedEventId(digest);
   const rows = resultRows<{ n: number | string }>(
     await tx.execute(sql`
       with holders as (
@@ -189,3 +192,35 @@ export async function emitEventResolved(
   );
   return Number(rows[0]?.n ?? 0);
 }
+
+/**
+ * event.listed, to every account with an active webhook subscribed to it, in the listing's
+ * transaction. Its id is derived from the account and the event (evt_ + 22 base58 digits of sha256),
+ * so an event announced twice (a retried approval, two instances listing at once) is one event per
+ * account. Answers the number of events written.
+ */
+export async function emitEventListed(
+  tx: Db,
+  event: { eventId: string; name: string; company: string; structure: 'bands' | 'ladder'; bands: number; venueEventSlug: string | null; origin: 'seed' | 'discovered' },
+): Promise<number> {
+  const digest = sql`sha256(convert_to('event.listed' || chr(10) || s.account_id || chr(10) || ${event.eventId}::text, 'UTF8'))`;
+  const eventId = derivedEventId(digest);
+  const rows = resultRows<{ n: number | string }>(
+    await tx.execute(sql`
+      with subscribers as (
+        select distinct w.account_id from webhooks w where w.status = 'active' and w.events ? 'event.listed'
+      ),
+      ${accountEventCtes(
+        'listed',
+        sql`select ${eventId} as id, s.account_id, null::text as user_id, 'event.listed' as type,
+                   jsonb_build_object('eventId', ${event.eventId}::text, 'name', ${event.name}::text, 'company', ${event.company}::text,
+                                      'structure', ${event.structure}::text, 'bands', ${event.bands}::int,
+                                      'venueEventSlug', ${event.venueEventSlug}::text, 'origin', ${event.origin}::text) as data
+              from subscribers s
+             order by s.account_id`,
+      )}
+      select count(*)::int as n from listed_events`),
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+

@@ -16,7 +16,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import type { Outputs } from '../../dashboard/trpc.ts';
+import { addDiscoveredEvents } from '../../server/events/listing.ts';
 import { chromiumAvailable } from '../harness/chromium.ts';
+import { discoveredEventRecord } from '../harness/factories.ts';
 import { expectAccessible, fundedWallet, shot, signIn, startDashboard, walletPage, type DashboardRig } from '../harness/dashboard.ts';
 
 type Events = Outputs['tradingMarket']['events'];
@@ -315,6 +317,27 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
+});
+
+describe.skipIf(!available)('the market universe on the page', () => {
+  test('an event listed while the page is open shows up by itself within one refresh', async () => {
+    const { page, problems, context } = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
+    await signIn(rig, page);
+    await page.getByRole('link', { name: 'Markets' }).click();
+    await page.getByRole('table', { name: 'IPO valuation events' }).waitFor();
+    const before = await readTable(page);
+    // Discovered and listed at once (EVENT_AUTO_LIST), as the discovery job would while customers watch.
+    const record = discoveredEventRecord('groq-ipo-closing-market-cap-318', 93001, 'Groq');
+    expect(await addDiscoveredEvents(rig.t.database.db, [record], { autoList: true })).toHaveLength(1);
+    expect(before.rows.map((r) => r.name)).not.toContain(record.name);
+    // The page asks every 10 s and the service's snapshot lasts 2 s: one refresh shows it.
+    await page.waitForFunction((name) => [...document.querySelectorAll('table')].some((t) => t.caption?.textContent === 'IPO valuation events' && t.textContent!.includes(name)), record.name, { timeout: 30_000 });
+    const after = await readTable(page);
+    expect(after.rows.map((r) => r.name)).toContain(record.name);
+    expect(after.rows.length).toBe(before.rows.length + 1);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 90_000);
 });
 
 /** The open detail of `name`: a drawn chart named after the event, and one table row per band with the API's labels, in order. */

@@ -13,6 +13,7 @@ import { seedDatabase } from '../../seeds/index.ts';
 import { fetchGammaEvent, gammaEventSchema } from '../../server/events/gamma-client.ts';
 import { amountsIn, applyEventSync, planEventSync } from '../../server/events/gamma-sync.ts';
 import { findEvent, listEvents } from '../../server/events/queries.ts';
+import { upsertEvents } from '../../server/events/store.ts';
 import { createLogger } from '../../server/lib/logger.ts';
 import { syncEvents } from '../../server/commands/sync-events.ts';
 import { createTestApp, type TestApp } from '../harness/app.ts';
@@ -82,6 +83,58 @@ describe('planning', () => {
     const plan = planEventSync(event, gamma('kraken-ipo-closing-market-cap-above'));
     expect(plan.problems).toEqual([]);
     expect(plan.bands.map((b) => [b.bandIndex, b.venue.threshold])).toEqual(event.bands.slice(1).map((b, i) => [i + 1, b.minValuation]));
+  });
+
+  test('a ladder as Gamma sends it: each ">$X" market maps to the band starting at X, never at its ordering index', async () => {
+    // groupItemThreshold orders the group, highest threshold first (">$1B" carries "3"); here the
+    // indexes 3, 2 and 1 are also thresholds, so reading them as thresholds would map the wrong bands.
+    const thresholds = [1, 2, 3, 5];
+    const token = (i: number) => `${i + 1}${'7'.repeat(76)}`;
+    await upsertEvents(t.database.db, [
+      {
+        id: 'consensys-ipo',
+        name: 'Consensys IPO closing market cap',
+        company: 'Consensys',
+        companySourceId: null,
+        status: 'open',
+        resolvedBandIndex: null,
+        endDate: null,
+        volumeUsd: null,
+        venue: { name: 'polymarket', eventSlug: 'consensys-ipo-closing-market-cap-above', gammaEventId: 120001, negRisk: false, structure: 'ladder' },
+        bands: [0, ...thresholds].map((min, i) => ({
+          label: `band ${i}`,
+          minValuation: min,
+          maxValuation: thresholds[i] ?? null,
+          seedPrice: 0.2,
+          venue: { tokenId: null, conditionId: null, question: null, threshold: i ? min : null },
+        })),
+      },
+    ]);
+    const source = gammaEventSchema.parse({
+      id: '120001',
+      slug: 'consensys-ipo-closing-market-cap-above',
+      title: 'Consensys IPO closing market cap above ___ ?',
+      negRisk: false,
+      closed: false,
+      markets: thresholds.map((x, i) => ({
+        id: String(930001 + i),
+        question: `Consensys IPO closing market cap above $${x}B?`,
+        groupItemTitle: `>$${x}B`,
+        groupItemThreshold: String(thresholds.length - 1 - i),
+        groupItemRange: JSON.stringify([String(x * 1e9), String((thresholds[i + 1] ?? x + 1) * 1e9)]),
+        outcomes: '["Yes", "No"]',
+        outcomePrices: '["0.5", "0.5"]',
+        clobTokenIds: JSON.stringify([token(i), token(i + 5)]),
+        version: 'v1',
+        negRisk: false,
+        active: true,
+        closed: false,
+        acceptingOrders: true,
+      })),
+    });
+    const plan = planEventSync(await findEvent(t.database.db, 'consensys-ipo'), source);
+    expect(plan.problems).toEqual([]);
+    expect(plan.bands.map((b) => [b.bandIndex, b.venue.threshold, b.venue.tokenId])).toEqual(thresholds.map((x, i) => [i + 1, x, token(i)]));
   });
 
   test('a v2 market takes its token from positionIds', async () => {

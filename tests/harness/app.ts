@@ -7,6 +7,7 @@
 import { createTRPCClient, httpLink } from '@trpc/client';
 import type { AppRouter } from '../../routers/index.ts';
 import { createApp, type App, type HandleOptions } from '../../server/app.ts';
+import { GammaStandin } from './gamma-standin.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { createLogger } from '../../server/lib/logger.ts';
 import { MemoryRateLimiter, type RateLimiter } from '../../server/platform/ratelimit/rate-limiter.ts';
@@ -50,11 +51,22 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+let localGamma: GammaStandin | undefined;
+/**
+ * Gamma for the apps that bring none: a stand-in with no IPO events, so event discovery (POST
+ * /api/events/discover, which the route-table suites call too) finds nothing and nothing reaches the
+ * internet. One per test process.
+ */
+function emptyGamma(): string {
+  localGamma ??= new GammaStandin([]).start();
+  return localGamma.url;
+}
+
 export async function createTestApp(
   env: Record<string, string> = {},
   options: { database?: TestDatabase; rateLimiter?: RateLimiter; logLines?: string[]; venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Promise<TestApp> {
-  const config = loadConfig({ ...TEST_ENV, ...env });
+  const config = loadConfig({ ...TEST_ENV, GAMMA_API_URL: env.GAMMA_API_URL ?? emptyGamma(), ...env });
   const database = options.database ?? (await freshDatabase());
   const rateLimiter = options.rateLimiter ?? (config.redisUrl ? new RedisRateLimiter(config.redisUrl, { timeoutMs: config.redisTimeoutMs }) : new MemoryRateLimiter());
   const logger = options.logLines

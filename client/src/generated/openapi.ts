@@ -341,7 +341,7 @@ export interface paths {
         };
         /**
          * Filtered, paginated list of companies (condensed)
-         * @description Companies of the curated dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.
+         * @description Companies of the curated dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive; hasMarket keeps the companies with, or without, a listed valuation event), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-list"];
         put?: never;
@@ -381,7 +381,7 @@ export interface paths {
         };
         /**
          * The latest SpaceX record
-         * @description The full record of SpaceX (sourceId spacex), as GET /api/private-companies/source/spacex answers it. Billed at ten times the standard rate.
+         * @description The full record of SpaceX (sourceId spacex) with its markets, as GET /api/private-companies/source/spacex answers it. Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-spacex"];
         put?: never;
@@ -461,7 +461,7 @@ export interface paths {
         };
         /**
          * One company by its external sourceId
-         * @description The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra. Billed at ten times the standard rate.
+         * @description The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra and its markets (the listed valuation events linked to it, priced from the current market data). Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-bySourceId"];
         put?: never;
@@ -481,7 +481,7 @@ export interface paths {
         };
         /**
          * One company by its numeric id, with extra
-         * @description The full record of one company: every field of the dataset, the source's extra fields, headquarters and timestamps. Billed at ten times the standard rate.
+         * @description The full record of one company: every field of the dataset, the source's extra fields, headquarters, timestamps, and its markets (the listed valuation events linked to it, with the implied valuation and LONG and SHORT costs of the current market data). Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-byId"];
         put?: never;
@@ -501,7 +501,7 @@ export interface paths {
         };
         /**
          * Supported IPO valuation events and their bands
-         * @description Every supported event: its status (open, closed, resolved, voided), end date, venue slug, the other ids it answers to, and its valuation bands (billions of USD) with their ids. An event may be named by its id, its venue slug or an alias on every route that takes one. Public and unbilled.
+         * @description Every supported event: its status (open, closed, resolved, voided), end date, venue slug, the private company it is linked to (companySourceId), the other ids it answers to, and its valuation bands (billions of USD) with their ids. An event may be named by its id, its venue slug or an alias on every route that takes one. Public and unbilled.
          */
         get: operations["tradingMarket-events"];
         put?: never;
@@ -1044,6 +1044,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/listings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every event with its listing: listed (customers see it), proposed (discovered, waiting for an operator) or hidden
+         * @description For operators (a dashboard key). Newest first. Only listed events reach customers: listings, valuations, trading, history and streams.
+         */
+        get: operations["events-listings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{eventId}/listing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List an event for customers (approve a proposed one) or hide it
+         * @description For operators (a dashboard key). Listing an event the first time announces event.listed to every account with a webhook subscribed to it; listing it again changes nothing. Hiding is refused (400) while positions of the event are open or pending: its holders must be able to see, sell and settle them.
+         */
+        post: operations["events-setListing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/discover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look for new IPO valuation events on the venue now: list or propose them, and say what was skipped and why
+         * @description For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma's open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Known events are left to events:sync. dryRun: writes nothing. 503 when Gamma does not answer.
+         */
+        post: operations["events-discover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/trading/stream": {
         parameters: {
             query?: never;
@@ -1200,6 +1260,26 @@ export interface webhooks {
          * @description An event resolved, was voided, or its resolution corrected: one per (account, trading user) holding an open or pending position of it. POSTed to each active webhook of the account subscribed to `event.resolved`, signed by the Standard Webhooks scheme and retried until a 2xx (docs/webhooks.md).
          */
         post: operations["webhook_event_resolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "event.listed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * event.listed event
+         * @description A new event is listed for trading (discovered and listed at once, or approved by an operator): one per account with a webhook subscribed to it. POSTed to each active webhook of the account subscribed to `event.listed`, signed by the Standard Webhooks scheme and retried until a 2xx (docs/webhooks.md).
+         */
+        post: operations["webhook_event_listed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1531,6 +1611,43 @@ export interface components {
                  * @description This user's open or pending positions of the event at that moment
                  */
                 openPositions: number;
+            };
+        };
+        Webhook_event_listed: {
+            /** @description The event's id: the same in every attempt, and on the private stream (evt_…) */
+            id: string;
+            /** @constant */
+            type: "event.listed";
+            /**
+             * Format: date-time
+             * @description When the event happened (ISO 8601, UTC)
+             */
+            timestamp: string;
+            /** @description A new event is listed for trading (discovered and listed at once, or approved by an operator): one per account with a webhook subscribed to it */
+            data: {
+                /** @description The valuation event (our id, e.g. openai-ipo) */
+                eventId: string;
+                /** @description The event's name */
+                name: string;
+                /** @description The company whose IPO it is about */
+                company: string;
+                /**
+                 * @description bands: exclusive valuation bands; ladder: "above $X" markets, traded as the bands between thresholds
+                 * @enum {string}
+                 */
+                structure: "bands" | "ladder";
+                /**
+                 * Format: int64
+                 * @description How many bands it has
+                 */
+                bands: number;
+                /** @description The venue's event slug (also an id of the event here) */
+                venueEventSlug: string | null;
+                /**
+                 * @description discovered: found among the venue's IPO markets; seed: from the service's seed file
+                 * @enum {string}
+                 */
+                origin: "seed" | "discovered";
             };
         };
         Webhook_deposit_credited: {
@@ -4583,6 +4700,8 @@ export interface operations {
                 maxEmployees?: number;
                 /** @description Only companies updated at or after this instant */
                 updatedSince?: string;
+                /** @description true: only companies with a listed valuation event (their detail's markets is not empty); false: only those without */
+                hasMarket?: boolean | ("true" | "false");
                 /** @description Sort field, `-` prefix for descending; default id */
                 sort?: "name" | "valuationUsd" | "totalFundingUsd" | "foundedYear" | "employees" | "updatedAt" | "-name" | "-valuationUsd" | "-totalFundingUsd" | "-foundedYear" | "-employees" | "-updatedAt";
                 /** @description Companies per page, 1 to 200, default 50 */
@@ -5033,6 +5152,27 @@ export interface operations {
                          * @example 2026-11-22T06:00:00.000Z
                          */
                         updatedAt: string;
+                        /** @description One per listed valuation event linked to the company, by event id; empty when there is none. Live market data: each read reflects the current snapshot */
+                        markets: {
+                            /**
+                             * @description The valuation event (GET /api/trading/events; the eventSlug of GET /api/trading/valuation)
+                             * @example kraken-ipo
+                             */
+                            eventId: string;
+                            /**
+                             * @description The event's status, as GET /api/trading/events gives it
+                             * @enum {string}
+                             */
+                            status: "open" | "closed" | "resolved" | "voided";
+                            /** @description Billions of USD, as GET /api/trading/valuation/all gives it; null when it cannot be computed (no prices) */
+                            impliedValuation: number | null;
+                            /** @description USD per $1 of LONG exposure at the default floors, as GET /api/trading/valuation/all gives it; null when the event has no prices */
+                            longCost: number | null;
+                            /** @description USD per $1 of SHORT exposure at the default floors; null when the event has no prices */
+                            shortCost: number | null;
+                            /** @description When these values were read from the venue (the market-data snapshot); null when the venue did not answer */
+                            updatedAt: string | null;
+                        }[];
                     };
                 };
             };
@@ -5733,6 +5873,27 @@ export interface operations {
                          * @example 2026-11-22T06:00:00.000Z
                          */
                         updatedAt: string;
+                        /** @description One per listed valuation event linked to the company, by event id; empty when there is none. Live market data: each read reflects the current snapshot */
+                        markets: {
+                            /**
+                             * @description The valuation event (GET /api/trading/events; the eventSlug of GET /api/trading/valuation)
+                             * @example kraken-ipo
+                             */
+                            eventId: string;
+                            /**
+                             * @description The event's status, as GET /api/trading/events gives it
+                             * @enum {string}
+                             */
+                            status: "open" | "closed" | "resolved" | "voided";
+                            /** @description Billions of USD, as GET /api/trading/valuation/all gives it; null when it cannot be computed (no prices) */
+                            impliedValuation: number | null;
+                            /** @description USD per $1 of LONG exposure at the default floors, as GET /api/trading/valuation/all gives it; null when the event has no prices */
+                            longCost: number | null;
+                            /** @description USD per $1 of SHORT exposure at the default floors; null when the event has no prices */
+                            shortCost: number | null;
+                            /** @description When these values were read from the venue (the market-data snapshot); null when the venue did not answer */
+                            updatedAt: string | null;
+                        }[];
                     };
                 };
             };
@@ -5988,6 +6149,27 @@ export interface operations {
                          * @example 2026-11-22T06:00:00.000Z
                          */
                         updatedAt: string;
+                        /** @description One per listed valuation event linked to the company, by event id; empty when there is none. Live market data: each read reflects the current snapshot */
+                        markets: {
+                            /**
+                             * @description The valuation event (GET /api/trading/events; the eventSlug of GET /api/trading/valuation)
+                             * @example kraken-ipo
+                             */
+                            eventId: string;
+                            /**
+                             * @description The event's status, as GET /api/trading/events gives it
+                             * @enum {string}
+                             */
+                            status: "open" | "closed" | "resolved" | "voided";
+                            /** @description Billions of USD, as GET /api/trading/valuation/all gives it; null when it cannot be computed (no prices) */
+                            impliedValuation: number | null;
+                            /** @description USD per $1 of LONG exposure at the default floors, as GET /api/trading/valuation/all gives it; null when the event has no prices */
+                            longCost: number | null;
+                            /** @description USD per $1 of SHORT exposure at the default floors; null when the event has no prices */
+                            shortCost: number | null;
+                            /** @description When these values were read from the venue (the market-data snapshot); null when the venue did not answer */
+                            updatedAt: string | null;
+                        }[];
                     };
                 };
             };
@@ -6145,6 +6327,8 @@ export interface operations {
                             id: string;
                             name: string;
                             company: string;
+                            /** @description The private-company record it is linked to (GET /api/private-companies/source/{sourceId}); null when none is */
+                            companySourceId: string | null;
                             /**
                              * @description open: trading; closed: trading stopped, outcome pending; resolved: winningBandId won; voided: cancelled, every band pays $0.50 a share. Positions of resolved and voided events settle (GET /api/trading/settlements)
                              * @enum {string}
@@ -10816,7 +11000,7 @@ export interface operations {
                         webhooks: {
                             id: string;
                             url: string;
-                            events: ("order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "deposit.credited" | "balance.low")[];
+                            events: ("order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "event.listed" | "deposit.credited" | "balance.low")[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T06:00:00.000Z
@@ -10970,14 +11154,14 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types to receive: a list of order.filled, order.rejected, position.opened, position.closed, position.settled, event.resolved, deposit.credited, balance.low
+                     * @description The event types to receive: a list of order.filled, order.rejected, position.opened, position.closed, position.settled, event.resolved, event.listed, deposit.credited, balance.low
                      * @example [
                      *       "order.filled",
                      *       "position.settled",
                      *       "balance.low"
                      *     ]
                      */
-                    events: ("order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "deposit.credited" | "balance.low")[];
+                    events: ("order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "event.listed" | "deposit.credited" | "balance.low")[];
                 };
             };
         };
@@ -10996,7 +11180,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        events: ("order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "deposit.credited" | "balance.low")[];
+                        events: ("order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "event.listed" | "deposit.credited" | "balance.low")[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T06:00:00.000Z
@@ -12159,6 +12343,555 @@ export interface operations {
             };
         };
     };
+    "events-listings": {
+        parameters: {
+            query?: {
+                /** @description Only events with this listing */
+                listing?: "listed" | "proposed" | "hidden";
+            };
+            header: {
+                /**
+                 * @description The account this dashboard request manages (must exist: 404 otherwise), 1-128 characters of A-Z a-z 0-9 . _ : @ -
+                 * @example acme
+                 */
+                "x-account-id": string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: {
+                            eventId: string;
+                            name: string;
+                            company: string;
+                            /** @description The private-company record it is linked to (GET /api/private-companies/source/{sourceId}), when one matches */
+                            companySourceId: string | null;
+                            /** @enum {string} */
+                            listing: "listed" | "proposed" | "hidden";
+                            /** @enum {string} */
+                            origin: "seed" | "discovered";
+                            /** @description open, closed, resolved or voided */
+                            status: string;
+                            /** @enum {string} */
+                            structure: "bands" | "ladder";
+                            /** Format: int64 */
+                            bands: number;
+                            venueEventSlug: string | null;
+                            endDate: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T06:00:00.000Z
+                             */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "events-setListing": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The account this dashboard request manages (must exist: 404 otherwise), 1-128 characters of A-Z a-z 0-9 . _ : @ -
+                 * @example acme
+                 */
+                "x-account-id": string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path: {
+                /**
+                 * @description Our id, the venue's event slug or an alias
+                 * @example openai-ipo
+                 */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "listing": "listed"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description listed: customers see and trade it; hidden: they do not
+                     * @example listed
+                     * @enum {string}
+                     */
+                    listing: "listed" | "hidden";
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        eventId: string;
+                        /** @enum {string} */
+                        listing: "listed" | "hidden";
+                        /** @description false when the event already had this listing */
+                        changed: boolean;
+                        /**
+                         * Format: int64
+                         * @description Accounts told event.listed by this call
+                         */
+                        announced: number;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Request body larger than the limit, with or without Content-Length (PAYLOAD_TOO_LARGE) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "events-discover": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The account this dashboard request manages (must exist: 404 otherwise), 1-128 characters of A-Z a-z 0-9 . _ : @ -
+                 * @example acme
+                 */
+                "x-account-id": string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "dryRun": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Say what it would list, and write nothing
+                     * @example true
+                     */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: int64
+                         * @description IPO events Gamma lists as open
+                         */
+                        seen: number;
+                        added: {
+                            eventId: string;
+                            venueEventSlug: string | null;
+                            /** @enum {string} */
+                            listing: "listed" | "proposed" | "hidden";
+                        }[];
+                        /** @description Venue slugs of events already here (events:sync refreshes them) */
+                        known: string[];
+                        skipped: {
+                            slug: string;
+                            reason: string;
+                        }[];
+                        dryRun: boolean;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Request body larger than the limit, with or without Content-Length (PAYLOAD_TOO_LARGE) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     "streams-valuationCatchUp": {
         parameters: {
             query: {
@@ -12444,7 +13177,7 @@ export interface operations {
                             /** @description evt_…: the event's public id (webhook deliveries of the event carry it too) */
                             id: string;
                             /** @enum {string} */
-                            type: "order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "deposit.credited" | "balance.low" | "balance.changed";
+                            type: "order.filled" | "order.rejected" | "position.opened" | "position.closed" | "position.settled" | "event.resolved" | "event.listed" | "deposit.credited" | "balance.low" | "balance.changed";
                             /** @description The trading user it concerns; null for the account as a whole (balance, deposits) */
                             userId: string | null;
                             data: {
@@ -12949,6 +13682,67 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["Webhook_event_resolved"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within WEBHOOK_TIMEOUT_MS (10 s); the body is ignored */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, a timeout or a broken connection is a failed attempt: the delivery is retried (5 s, doubling, at most an hour apart, for 24 hours) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_event_listed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The delivery's id: the same on every attempt of this event to this URL. Deduplicate by it
+                 * @example msg_5d0c7e7b8f1a4c2a9e3b6d10
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent (Unix seconds); reject one more than 5 minutes from now
+                 * @example 1795548948
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under your secret (two during a secret rotation). Verify the raw body with the Standard Webhooks library (`standardwebhooks`)
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_4xT8Qm2VbN7kRc3LpW9yZd",
+                 *       "type": "event.listed",
+                 *       "timestamp": "2026-11-24T10:15:42.117Z",
+                 *       "data": {
+                 *         "eventId": "spacex-ipo-closing-market-cap-above",
+                 *         "name": "SpaceX IPO closing market cap",
+                 *         "company": "SpaceX",
+                 *         "structure": "ladder",
+                 *         "bands": 9,
+                 *         "venueEventSlug": "spacex-ipo-closing-market-cap-above",
+                 *         "origin": "discovered"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Webhook_event_listed"];
             };
         };
         responses: {

@@ -1,0 +1,67 @@
+/**
+ * One discovery pass (docs/trading.md "The market universe"): Gamma's open IPO events, every page,
+ * each recognised (discovery.ts) or skipped with its reason, and the new ones written once
+ * (listing.ts: listed at once with EVENT_AUTO_LIST, else proposed). Known events (the same Gamma id
+ * or slug) are the sync's to refresh. Runs as a background job on every instance
+ * (EVENT_DISCOVERY_INTERVAL_MS), from `npm run events:sync -- --discover` and from the operator's
+ * POST /api/events/discover; a dry run writes nothing and says what it would list.
+ */
+import type { CoreHandles } from '../handles.ts';
+import { startJob, type Job } from '../lib/jobs.ts';
+import type { EventRecord } from './event-schema.ts';
+import { recognizeIpoEvent } from './discovery.ts';
+import { fetchIpoEvents, GammaError } from './gamma-client.ts';
+import { ApiError } from '../errors.ts';
+import { addDiscoveredEvents, type AddedEvent } from './listing.ts';
+import { listEvents } from './queries.ts';
+
+export interface DiscoveryReport {
+  /** IPO events Gamma listed as open (recognised or not). */
+  seen: number;
+  /** New events written (or, in a dry run, that would be), with their listing. */
+  added: AddedEvent[];
+  /** Venue slugs of recognised events already here: the sync refreshes them. */
+  known: string[];
+  /** What was not listed, and why (one entry per event). */
+  skipped: Array<{ slug: string; reason: string }>;
+  dryRun: boolean;
+}
+
+const slugOf = (raw: unknown) => (typeof raw === 'object' && raw !== null && typeof (raw as { slug?: unknown }).slug === 'string' ? (raw as { slug: string }).slug : '(no slug)');
+
+export async function runDiscoveryPass(handles: CoreHandles, options: { dryRun?: boolean; fetch?: typeof fetch } = {}): Promise<DiscoveryReport> {
+  const { config, database, logger } = handles;
+  const raw = await fetchIpoEvents({ baseUrl: config.discovery.gammaUrl, closed: false, fetch: options.fetch, timeoutMs: config.venueTimeoutMs }).catch((error) => {
+    // Gamma down or answering nonsense is not the caller's fault, and nothing was written: retry later.
+    throw error instanceof GammaError ? new ApiError('SERVICE_UNAVAILABLE', `Event discovery could not read Gamma: ${error.message}`, { cause: error }) : error;
+  });
+  const existing = await listEvents(database.db, 'all');
+  const knownIds = new Set(existing.map((e) => e.venue.gammaEventId).filter((id) => id !== null));
+  const knownSlugs = new Set(existing.map((e) => e.venue.eventSlug).filter((slug) => slug !== null));
+  const report: DiscoveryReport = { seen: raw.length, added: [], known: [], skipped: [], dryRun: options.dryRun ?? false };
+  const fresh: EventRecord[] = [];
+  for (const event of raw) {
+    const recognised = recognizeIpoEvent(event);
+    if (!recognised.ok) {
+      report.skipped.push({ slug: slugOf(event), reason: recognised.reason });
+      continue;
+    }
+    const { gammaEventId, eventSlug } = recognised.record.venue;
+    if ((gammaEventId !== null && knownIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) report.known.push(eventSlug ?? recognised.record.id);
+    else fresh.push(recognised.record);
+  }
+  const listing = config.discovery.autoList ? 'listed' : 'proposed';
+  report.added = report.dryRun
+    ? fresh.map((r) => ({ eventId: r.id, venueEventSlug: r.venue.eventSlug, listing }))
+    : await addDiscoveredEvents(database.db, fresh, { autoList: config.discovery.autoList });
+  for (const { slug, reason } of report.skipped) logger.info('event discovery skipped an event', { slug, reason });
+  for (const added of report.added) logger.info(report.dryRun ? 'event discovery would add' : 'event discovery added', { ...added });
+  return report;
+}
+
+/** The discovery job (undefined when EVENT_DISCOVERY_INTERVAL_MS is 0). */
+export function startEventDiscovery(handles: CoreHandles): Job<DiscoveryReport> | undefined {
+  const { intervalMs } = handles.config.discovery;
+  if (intervalMs <= 0) return undefined;
+  return startJob({ name: 'event_discovery', intervalMs, logger: handles.logger, metrics: handles.metrics.jobs, run: () => runDiscoveryPass(handles) });
+}

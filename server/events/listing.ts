@@ -1,0 +1,173 @@
+/**
+ * The market universe (docs/decisions.md §6, "The market universe"): events discovered among the
+ * venue's IPO markets join the list once, and an operator decides what customers see.
+ *
+ *  - `addDiscoveredEvents` writes the records a discovery pass recognised and the database does not
+ *    know yet (by the venue's event id or slug), under one advisory lock, so passes running at once
+ *    on several instances list each event once. Each gets an id of its own (unique among every id,
+ *    slug and alias) and is `listed` at once (EVENT_AUTO_LIST) or `proposed` for an operator.
+ *  - `setListing` lists or hides an event. Listing announces `event.listed` the first time an event
+ *    becomes listed, in the same transaction; hiding is refused while positions of it are open or
+ *    pending (their holders must be able to see, sell and settle them).
+ */
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { resultRows } from '../../db/prepared.ts';
+import { companies, eventBands, events, positions, type EventListing } from '../../db/schema.ts';
+
+/** The listings, for routers and commands (which read no database module). */
+export { EVENT_LISTINGS, type EventListing } from '../../db/schema.ts';
+import { ApiError } from '../errors.ts';
+import { emitEventListed } from '../notifications/announce.ts';
+import { uniqueEventId } from './discovery.ts';
+import type { EventRecord } from './event-schema.ts';
+import { findEvent } from './queries.ts';
+import { bandRowsOf } from './store.ts';
+
+export interface AddedEvent {
+  eventId: string;
+  venueEventSlug: string | null;
+  listing: EventListing;
+}
+
+/** Ids taken by any event: ids, venue slugs, aliases. */
+async function takenIds(db: Db): Promise<Set<string>> {
+  const rows = await db.select({ id: events.id, venue: events.venue, aliases: events.aliases }).from(events);
+  return new Set(rows.flatMap((r) => [r.id, ...r.aliases, ...(r.venue.eventSlug ? [r.venue.eventSlug] : [])]));
+}
+
+/** The private-company record an event's company names (its name or registered name, any case), if one does. */
+async function companyOf(db: Db, name: string): Promise<string | null> {
+  const [row] = await db
+    .select({ sourceId: companies.sourceId })
+    .from(companies)
+    .where(sql`lower(${companies.name}) = lower(${name}) or lower(${companies.registeredName}) = lower(${name})`)
+    .orderBy(companies.sourceId)
+    .limit(1);
+  return row?.sourceId ?? null;
+}
+
+/**
+ * Writes the discovered records the database does not know yet; answers those written. Known events
+ * (the same venue event id or slug) are left to the sync, which refreshes them.
+ */
+export async function addDiscoveredEvents(db: Db, records: EventRecord[], policy: { autoList: boolean }): Promise<AddedEvent[]> {
+  if (!records.length) return [];
+  return db.transaction(async (tx) => {
+    // One discovery writer at a time, across instances: the second sees what the first wrote.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('pre-ipo:event-discovery'))`);
+    const known = await tx.select({ venue: events.venue }).from(events);
+    const knownGammaIds = new Set(known.map((r) => r.venue.gammaEventId).filter((id) => id !== null));
+    const knownSlugs = new Set(known.map((r) => r.venue.eventSlug).filter((slug) => slug !== null));
+    const taken = await takenIds(tx);
+    const added: AddedEvent[] = [];
+    for (const record of records) {
+      const { gammaEventId, eventSlug } = record.venue;
+      if ((gammaEventId !== null && knownGammaIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) continue;
+      const id = uniqueEventId(record.id, taken);
+      const event: EventRecord = { ...record, id, companySourceId: record.companySourceId ?? (await companyOf(tx, record.company)) };
+      const listing: EventListing = policy.autoList ? 'listed' : 'proposed';
+      await tx.insert(events).values({
+        id,
+        name: event.name,
+        company: event.company,
+        companySourceId: event.companySourceId,
+        status: event.status,
+        resolvedBandIndex: event.resolvedBandIndex,
+        endDate: event.endDate ? new Date(event.endDate) : null,
+        volumeUsd: event.volumeUsd,
+        venue: { ...event.venue, syncedAt: new Date().toISOString() },
+        aliases: event.aliases ?? [],
+        listing,
+        origin: 'discovered',
+      });
+      await tx.insert(eventBands).values(bandRowsOf(event));
+      if (listing === 'listed') await announce(tx, id);
+      for (const name of [id, eventSlug, ...(event.aliases ?? [])]) if (name) taken.add(name);
+      if (gammaEventId !== null) knownGammaIds.add(gammaEventId);
+      if (eventSlug !== null) knownSlugs.add(eventSlug);
+      added.push({ eventId: id, venueEventSlug: eventSlug, listing });
+    }
+    return added;
+  });
+}
+
+/** event.listed for a listed event, from its row (idempotent per account and event). */
+async function announce(tx: Db, eventId: string): Promise<number> {
+  const event = await findEvent(tx, eventId);
+  return emitEventListed(tx, {
+    eventId: event.id,
+    name: event.name,
+    company: event.company,
+    structure: event.venue.structure,
+    bands: event.bands.length,
+    venueEventSlug: event.venue.eventSlug,
+    origin: event.origin,
+  });
+}
+
+export interface ListingChange<L extends EventListing = EventListing> {
+  eventId: string;
+  listing: L;
+  /** false when the event already had this listing. */
+  changed: boolean;
+  /** Accounts told `event.listed` by this change. */
+  announced: number;
+}
+
+/** Lists or hides an event (the operator's decision), by any id it answers to. */
+export async function setListing<L extends 'listed' | 'hidden'>(db: Db, ref: string, listing: L): Promise<ListingChange<L>> {
+  const { id } = await findEvent(db, ref);
+  return db.transaction(async (tx) => {
+    if (listing === 'hidden') {
+      const [held] = await tx
+        .select({ n: sql<number>`count(*)::int` })
+        .from(positions)
+        .where(and(eq(positions.eventId, id), inArray(positions.status, ['open', 'pending'])));
+      if ((held?.n ?? 0) > 0) throw new ApiError('BAD_REQUEST', `eventId: ${id} has ${held!.n} open or pending position(s); an event customers hold stays listed until it settles`);
+    }
+    const changed = resultRows<{ id: string }>(
+      await tx.execute(sql`update events set listing = ${listing}, updated_at = now() where id = ${id} and listing <> ${listing} returning id`),
+    );
+    const announced = changed.length && listing === 'listed' ? await announce(tx, id) : 0;
+    return { eventId: id, listing, changed: changed.length > 0, announced };
+  });
+}
+
+export interface EventListingRow {
+  eventId: string;
+  name: string;
+  company: string;
+  companySourceId: string | null;
+  listing: EventListing;
+  origin: 'seed' | 'discovered';
+  status: string;
+  structure: 'bands' | 'ladder';
+  bands: number;
+  venueEventSlug: string | null;
+  endDate: Date | null;
+  createdAt: Date;
+}
+
+/** Every event with its listing (the operator's view), newest first; optionally one listing only. */
+export async function listEventListings(db: Db, listing?: EventListing): Promise<EventListingRow[]> {
+  const rows = await db
+    .select({
+      eventId: events.id,
+      name: events.name,
+      company: events.company,
+      companySourceId: events.companySourceId,
+      listing: events.listing,
+      origin: events.origin,
+      status: events.status,
+      venue: events.venue,
+      endDate: events.endDate,
+      createdAt: events.createdAt,
+      // Qualified by hand: inside the subquery an unqualified `id` would be the band's.
+      bands: sql<number>`(select count(*)::int from event_bands b where b.event_id = "events"."id")`,
+    })
+    .from(events)
+    .where(listing ? eq(events.listing, listing) : undefined)
+    .orderBy(sql`${events.createdAt} desc`, events.id);
+  return rows.map(({ venue, ...row }) => ({ ...row, structure: venue.structure, venueEventSlug: venue.eventSlug }));
+}

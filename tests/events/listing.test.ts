@@ -1,0 +1,136 @@
+/**
+ * The market universe's listings: a discovered event joins the list once (however many passes write
+ * it at once), stays invisible to customers while proposed or hidden, and an operator lists it —
+ * announcing event.listed once to each account with a webhook subscribed to it — or hides it, which
+ * is refused while positions of it are open. Through /api and /trpc, on both databases.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq, sql } from 'drizzle-orm';
+import { accountEvents, events, webhookDeliveries } from '../../db/schema.ts';
+import { addDiscoveredEvents } from '../../server/events/listing.ts';
+import { createWebhook } from '../../server/webhooks/service.ts';
+import { DASHBOARD_KEY, trpcClient, type TestApp } from '../harness/app.ts';
+import { dashboardHeaders, discoveredEventRecord, fundedAccount, type FundedAccount } from '../harness/factories.ts';
+import { api, buy, trader, type Trader } from '../harness/trading.ts';
+import { createTradingApp } from '../harness/trading-venue.ts';
+
+let t: TestApp;
+let operator: Record<string, string>;
+let who: Trader;
+let subscribed: FundedAccount;
+let unsubscribed: FundedAccount;
+
+const eventIds = async (headers: Record<string, string> = {}) => (await api(t, { headers }, 'GET', '/api/trading/events')).body.events.map((e: any) => e.id);
+const refreshSnapshot = () => t.services.marketData.refreshed();
+
+beforeAll(async () => {
+  t = await createTradingApp();
+  const operatorAccount = await fundedAccount(t);
+  operator = dashboardHeaders(DASHBOARD_KEY, operatorAccount.accountId);
+  who = await trader(t);
+  subscribed = await fundedAccount(t);
+  unsubscribed = await fundedAccount(t);
+  await createWebhook(t.services, subscribed.accountId, { url: 'https://hooks.example.com/listed', events: ['event.listed'] }, { lookup: async () => ['93.184.216.34'] });
+  await createWebhook(t.services, unsubscribed.accountId, { url: 'https://hooks.example.com/orders', events: ['order.filled'] }, { lookup: async () => ['93.184.216.34'] });
+});
+afterAll(() => t.close());
+
+describe('a discovered event, proposed', () => {
+  const record = discoveredEventRecord('cerebras-ipo-closing-market-cap-412', 91001);
+
+  test('passes writing it at once list it once, under one id without the numeric suffix', async () => {
+    const results = await Promise.all(Array.from({ length: 4 }, () => addDiscoveredEvents(t.database.db, [record], { autoList: false })));
+    expect(results.flat()).toEqual([{ eventId: 'cerebras-ipo-closing-market-cap', venueEventSlug: record.venue.eventSlug, listing: 'proposed' }]);
+    const rows = await t.database.db.select({ id: events.id, listing: events.listing, origin: events.origin }).from(events).where(sql`${events.venue}->>'gammaEventId' = '91001'`);
+    expect(rows).toEqual([{ id: 'cerebras-ipo-closing-market-cap', listing: 'proposed', origin: 'discovered' }]);
+    // A later pass that sees it again (by its Gamma id or slug) writes nothing.
+    expect(await addDiscoveredEvents(t.database.db, [{ ...record, id: 'another-name' }], { autoList: false })).toEqual([]);
+  });
+
+  test('customers do not see it: not listed, no valuation, no buy, not a filter', async () => {
+    await refreshSnapshot();
+    expect(await eventIds()).not.toContain('cerebras-ipo-closing-market-cap');
+    const valuation = await api(t, { headers: {} }, 'GET', '/api/trading/valuation?eventSlug=cerebras-ipo-closing-market-cap');
+    expect([valuation.res.status, valuation.body.code]).toEqual([404, 'NOT_FOUND']);
+    const bought = await buy(t, who, { eventId: 'cerebras-ipo-closing-market-cap', side: 'LONG', amount: 10 });
+    expect([bought.res.status, bought.body.code]).toEqual([404, 'NOT_FOUND']);
+    const history = await api(t, who, 'GET', '/api/trading/valuation/history?eventSlug=cerebras-ipo-closing-market-cap&interval=1h');
+    expect(history.res.status).toBe(404);
+  });
+
+  test('the operator sees it among the proposed, on /api and /trpc', async () => {
+    const { res, body } = await api(t, { headers: operator }, 'GET', '/api/events/listings?listing=proposed');
+    expect(res.status).toBe(200);
+    expect(body.events.map((e: any) => [e.eventId, e.listing, e.origin, e.structure, e.bands, e.venueEventSlug])).toEqual([
+      ['cerebras-ipo-closing-market-cap', 'proposed', 'discovered', 'bands', 4, 'cerebras-ipo-closing-market-cap-412'],
+    ]);
+    const viaTrpc = await trpcClient(t, operator).events.listings.query({ listing: 'proposed' });
+    expect(viaTrpc.events.map((e) => e.eventId)).toEqual(['cerebras-ipo-closing-market-cap']);
+    // Seeded events are listed, and marked as seeded.
+    const listed = (await api(t, { headers: operator }, 'GET', '/api/events/listings?listing=listed')).body.events;
+    expect(listed.find((e: any) => e.eventId === 'openai-ipo')).toMatchObject({ listing: 'listed', origin: 'seed' });
+    // Only the operator: a customer's key is not a dashboard key.
+    expect((await api(t, who, 'GET', '/api/events/listings')).res.status).toBe(401);
+  });
+
+  test('approving lists it for customers and announces event.listed once, to subscribed accounts only', async () => {
+    const approved = await api(t, { headers: operator }, 'POST', '/api/events/cerebras-ipo-closing-market-cap-412/listing', { listing: 'listed' });
+    expect(approved.res.status).toBe(200);
+    expect(approved.body).toEqual({ eventId: 'cerebras-ipo-closing-market-cap', listing: 'listed', changed: true, announced: 1 });
+    const again = await trpcClient(t, operator).events.setListing.mutate({ eventId: 'cerebras-ipo-closing-market-cap', listing: 'listed' });
+    expect(again).toEqual({ eventId: 'cerebras-ipo-closing-market-cap', listing: 'listed', changed: false, announced: 0 });
+
+    const announced = await t.database.db.select({ accountId: accountEvents.accountId, data: accountEvents.data }).from(accountEvents).where(eq(accountEvents.type, 'event.listed'));
+    expect(announced).toEqual([
+      {
+        accountId: subscribed.accountId,
+        data: { eventId: 'cerebras-ipo-closing-market-cap', name: 'Cerebras IPO closing market cap', company: 'Cerebras', structure: 'bands', bands: 4, venueEventSlug: 'cerebras-ipo-closing-market-cap-412', origin: 'discovered' },
+      },
+    ]);
+    const deliveries = await t.database.db.select({ accountId: webhookDeliveries.accountId, payload: webhookDeliveries.payload }).from(webhookDeliveries).where(eq(webhookDeliveries.type, 'event.listed'));
+    expect(deliveries.map((d) => d.accountId)).toEqual([subscribed.accountId]);
+    expect(JSON.parse(deliveries[0]!.payload)).toMatchObject({ type: 'event.listed', data: { eventId: 'cerebras-ipo-closing-market-cap' } });
+
+    await refreshSnapshot();
+    expect(await eventIds()).toContain('cerebras-ipo-closing-market-cap');
+    const valuation = await api(t, { headers: {} }, 'GET', '/api/trading/valuation?eventSlug=cerebras-ipo-closing-market-cap-412');
+    expect([valuation.res.status, valuation.body.event.slug]).toEqual([200, 'cerebras-ipo-closing-market-cap']);
+  });
+
+  test('hiding is refused while a position of it is open, and takes it off the list once none is', async () => {
+    const bought = await buy(t, who, { eventId: 'cerebras-ipo-closing-market-cap', side: 'LONG', amount: 40 });
+    expect([bought.res.status, bought.body.message]).toEqual([200, undefined]);
+    const refused = await api(t, { headers: operator }, 'POST', '/api/events/cerebras-ipo-closing-market-cap/listing', { listing: 'hidden' });
+    expect([refused.res.status, refused.body.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(refused.body.message).toContain('open or pending position');
+    const sold = await api(t, who, 'POST', '/api/trading/sell', { positionId: bought.body.positionId });
+    expect(sold.res.status).toBe(200);
+
+    const hidden = await api(t, { headers: operator }, 'POST', '/api/events/cerebras-ipo-closing-market-cap/listing', { listing: 'hidden' });
+    expect(hidden.body).toEqual({ eventId: 'cerebras-ipo-closing-market-cap', listing: 'hidden', changed: true, announced: 0 });
+    // A buy within the snapshot's lifetime is refused too: the listing is read as the buy acts.
+    const late = await buy(t, who, { eventId: 'cerebras-ipo-closing-market-cap', side: 'LONG', amount: 10 });
+    expect([404, 422]).toContain(late.res.status);
+    await refreshSnapshot();
+    expect(await eventIds()).not.toContain('cerebras-ipo-closing-market-cap');
+    // Listed again later: not a new event, so nobody is told twice.
+    const relisted = await api(t, { headers: operator }, 'POST', '/api/events/cerebras-ipo-closing-market-cap/listing', { listing: 'listed' });
+    expect(relisted.body).toMatchObject({ changed: true, announced: 0 });
+  });
+
+  test('an unknown event is 404, a bad listing 400', async () => {
+    expect((await api(t, { headers: operator }, 'POST', '/api/events/no-such-event/listing', { listing: 'listed' })).res.status).toBe(404);
+    const bad = await api(t, { headers: operator }, 'POST', '/api/events/openai-ipo/listing', { listing: 'proposed' });
+    expect([bad.res.status, bad.body.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+});
+
+describe('EVENT_AUTO_LIST', () => {
+  test('on: a discovered event is listed at once and announced; its id never takes one already used', async () => {
+    const record = { ...discoveredEventRecord('cerebras-ipo-closing-market-cap-above-77', 91002), id: 'cerebras-ipo-closing-market-cap' };
+    const added = await addDiscoveredEvents(t.database.db, [record], { autoList: true });
+    expect(added).toEqual([{ eventId: 'cerebras-ipo-closing-market-cap-2', venueEventSlug: 'cerebras-ipo-closing-market-cap-above-77', listing: 'listed' }]);
+    const told = await t.database.db.select({ data: accountEvents.data }).from(accountEvents).where(sql`${accountEvents.type} = 'event.listed' and ${accountEvents.data}->>'eventId' = 'cerebras-ipo-closing-market-cap-2'`);
+    expect(told).toHaveLength(1);
+  });
+});
