@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../config.ts';
 import { runDiscoveryPass } from '../events/discovery-pass.ts';
+import { closeOpenEvent } from '../events/store.ts';
 import { fetchGammaEvent } from '../events/gamma-client.ts';
 import { applyEventSync, planEventSync, type EventSyncPlan } from '../events/gamma-sync.ts';
 import { findEvent, listEvents, type EventWithBands } from '../events/queries.ts';
@@ -66,7 +67,10 @@ export async function syncEvents(services: Services, options: { events?: string[
     try {
       const gamma = await fetchGammaEvent(event.venue.eventSlug, { baseUrl: options.gammaUrl, fetch: options.fetch, timeoutMs: services.config.venueTimeoutMs });
       if (!gamma) {
-        lines.push({ event: event.id, problems: [`Gamma has no event ${event.venue.eventSlug}`] });
+        // Gone from the venue: it stops trading here too, and is kept (positions, history, settlement).
+        const closed = event.status === 'open' && !options.dryRun && (await closeOpenEvent(db, event.id));
+        const status = closed || (event.status === 'open' && options.dryRun) ? 'closed' : event.status;
+        lines.push({ event: event.id, status, problems: [`Gamma has no event ${event.venue.eventSlug}: ${status === 'closed' ? 'closed here, never deleted' : `left ${status}`}`], applied: !options.dryRun });
         continue;
       }
       // Read again now: an operator may have resolved the event while earlier events were synced.

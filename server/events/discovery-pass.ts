@@ -50,10 +50,13 @@ export async function runDiscoveryPass(handles: CoreHandles, options: { dryRun?:
     if ((gammaEventId !== null && knownIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) report.known.push(eventSlug ?? recognised.record.id);
     else fresh.push(recognised.record);
   }
-  const listing = config.discovery.autoList ? 'listed' : 'proposed';
+  // A ladder is not yet priced or traded from its threshold tokens on the live venue (docs/trading.md,
+  // "Ladders"): there it is always proposed, for an operator to list knowingly, never listed at once.
+  const autoListed = (r: EventRecord) => config.discovery.autoList && !(r.venue.structure === 'ladder' && config.venue === 'polymarket');
+  const groups = [fresh.filter(autoListed), fresh.filter((r) => !autoListed(r))] as const;
   report.added = report.dryRun
-    ? fresh.map((r) => ({ eventId: r.id, venueEventSlug: r.venue.eventSlug, listing }))
-    : await addDiscoveredEvents(database.db, fresh, { autoList: config.discovery.autoList });
+    ? fresh.map((r) => ({ eventId: r.id, venueEventSlug: r.venue.eventSlug, listing: autoListed(r) ? ('listed' as const) : ('proposed' as const) }))
+    : [...(await addDiscoveredEvents(database.db, groups[0], { autoList: true })), ...(await addDiscoveredEvents(database.db, groups[1], { autoList: false }))];
   for (const { slug, reason } of report.skipped) logger.info('event discovery skipped an event', { slug, reason });
   for (const added of report.added) logger.info(report.dryRun ? 'event discovery would add' : 'event discovery added', { ...added });
   return report;

@@ -61,6 +61,20 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
   return { inserted, updated };
 }
 
+/**
+ * Stops an open event trading (`closed`), as when the venue no longer lists it: never deleted, so its
+ * positions, history and settlement stay. A conditional write: a resolved or voided event is left
+ * as it is. Answers whether it changed.
+ */
+export async function closeOpenEvent(db: Db, eventId: string): Promise<boolean> {
+  const closed = await db
+    .update(events)
+    .set({ status: 'closed', updatedAt: sql`now()` })
+    .where(and(eq(events.id, eventId), eq(events.status, 'open')))
+    .returning({ id: events.id });
+  return closed.length > 0;
+}
+
 /** A record's bands as rows: each band's id is its venue token, else a stable paper id. */
 export function bandRowsOf(e: EventRecord) {
   return e.bands.map((b, i) => ({

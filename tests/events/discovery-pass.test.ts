@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadConfig } from '../../server/config.ts';
-import { startEventDiscovery } from '../../server/events/discovery-pass.ts';
+import { runDiscoveryPass, startEventDiscovery } from '../../server/events/discovery-pass.ts';
 import { createTestApp, DASHBOARD_KEY, TEST_ENV, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders, fundedAccount } from '../harness/factories.ts';
 import { GammaStandin } from '../harness/gamma-standin.ts';
@@ -112,6 +112,23 @@ describe('several instances', () => {
       await a.close();
       await b.close();
     }
+  });
+});
+
+describe('on the live venue', () => {
+  test('a ladder is proposed even with EVENT_AUTO_LIST=true (it is not yet priced or traded from its threshold tokens there)', async () => {
+    const ladder = structuredClone(FIXTURES.find((e) => e.slug === LADDER));
+    Object.assign(ladder, { id: '502007', slug: 'spacex-ipo-closing-market-cap-above-live' });
+    const bands = structuredClone(FIXTURES.find((e) => e.slug === 'anthropic-ipo-closing-market-cap-119'));
+    Object.assign(bands, { id: '502008', slug: 'anthropic-ipo-closing-market-cap-live' });
+    gamma.setEvents([ladder, bands]);
+    const live = { ...t.services, config: { ...t.config, venue: 'polymarket' as const, discovery: { ...t.config.discovery, autoList: true } } };
+    const report = await runDiscoveryPass(live, { dryRun: true });
+    expect(report.added).toEqual([
+      { eventId: 'spacex-ipo-closing-market-cap-above-live', venueEventSlug: 'spacex-ipo-closing-market-cap-above-live', listing: 'proposed' },
+      { eventId: 'anthropic-ipo-closing-market-cap-live', venueEventSlug: 'anthropic-ipo-closing-market-cap-live', listing: 'listed' },
+    ]);
+    gamma.setEvents(FIXTURES);
   });
 });
 

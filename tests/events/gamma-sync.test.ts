@@ -181,7 +181,9 @@ describe('applying', () => {
     const lines = await syncEvents(t.services, { events: ['anthropic-ipo', 'perplexity-ipo', 'strava-ipo', 'nope'], gammaUrl: url, dryRun: false });
     expect(lines.find((l) => l.event === 'anthropic-ipo')).toMatchObject({ bandsMapped: 7, problems: [], applied: true });
     expect((lines.find((l) => l.event === 'perplexity-ipo')!.problems as string[]).length).toBeGreaterThan(0);
-    expect(lines.find((l) => l.event === 'strava-ipo')!.problems).toEqual([expect.stringContaining('Gamma has no event')]);
+    // Gone from Gamma: closed here (it stops trading), never deleted.
+    expect(lines.find((l) => l.event === 'strava-ipo')).toMatchObject({ status: 'closed', problems: [expect.stringContaining('Gamma has no event strava-ipo-closing-market-cap: closed here, never deleted')] });
+    expect((await findEvent(t.database.db, 'strava-ipo')).status).toBe('closed');
     expect(lines.find((l) => l.event === 'nope')!.problems).toEqual(['no event nope']);
     failNext = 1;
     const failed = await syncEvents(t.services, { events: ['kraken-ipo'], gammaUrl: url, dryRun: false });

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { accountEvents, events, webhookDeliveries } from '../../db/schema.ts';
+import { runCli, UsageError } from '../../server/commands/cli.ts';
 import { addDiscoveredEvents } from '../../server/events/listing.ts';
 import { createWebhook } from '../../server/webhooks/service.ts';
 import { DASHBOARD_KEY, trpcClient, type TestApp } from '../harness/app.ts';
@@ -134,3 +135,17 @@ describe('EVENT_AUTO_LIST', () => {
     expect(told).toHaveLength(1);
   });
 });
+
+describe('the operator CLI', () => {
+  test('list-events, approve-event and hide-event do what the routes do; a bad listing is a usage error', async () => {
+    const record = discoveredEventRecord('mistral-ipo-closing-market-cap-55', 91003, 'Mistral');
+    await addDiscoveredEvents(t.database.db, [record], { autoList: false });
+    const listed = (await runCli(['list-events', '--listing', 'proposed'], t.services)) as { events: Array<{ eventId: string }> };
+    expect(listed.events.map((e) => e.eventId)).toContain('mistral-ipo-closing-market-cap');
+    expect(await runCli(['approve-event', '--event', 'mistral-ipo-closing-market-cap-55'], t.services)).toEqual({ eventId: 'mistral-ipo-closing-market-cap', listing: 'listed', changed: true, announced: 1 });
+    expect(await runCli(['hide-event', '--event', 'mistral-ipo-closing-market-cap'], t.services)).toEqual({ eventId: 'mistral-ipo-closing-market-cap', listing: 'hidden', changed: true, announced: 0 });
+    await expect(runCli(['list-events', '--listing', 'gone'], t.services)).rejects.toBeInstanceOf(UsageError);
+    await expect(runCli(['approve-event'], t.services)).rejects.toBeInstanceOf(UsageError);
+  });
+});
+
