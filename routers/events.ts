@@ -57,7 +57,7 @@ export const eventsRouter = router({
         method: 'GET',
         path: '/events/listings',
         tags: ['Operations'],
-        summary: 'Every event with its listing: listed (customers see it), proposed (discovered, waiting for an operator) or hidden',
+        summary: 'Every event with its listing (the newest 1,000): listed (customers see it), proposed (discovered, waiting for an operator) or hidden',
         description: 'For operators (a dashboard key). Newest first. Only listed events reach customers: listings, valuations, trading, history and streams.',
         errorResponses: [400],
       },
@@ -95,7 +95,7 @@ export const eventsRouter = router({
         tags: ['Operations'],
         summary: 'List an event for customers (approve a proposed one) or hide it',
         description:
-          'For operators (a dashboard key). Listing an event the first time announces event.listed to every account with a webhook subscribed to it; listing it again changes nothing. Hiding is refused (400) while positions of the event are open or pending: its holders must be able to see, sell and settle them.',
+          'For operators (a dashboard key). Listing an event announces event.listed to every account with a webhook subscribed to it, at most once per account and event (listing it again, or after hiding it, tells nobody twice). Hiding is refused (400) while positions of the event are open or pending: its holders must be able to see, sell and settle them.',
         errorResponses: [400, 404],
       },
     })
@@ -123,7 +123,7 @@ export const eventsRouter = router({
         tags: ['Operations'],
         summary: 'Look for new IPO valuation events on the venue now: list or propose them, and say what was skipped and why',
         description:
-          'For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma\'s open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Known events are left to events:sync. dryRun: writes nothing. 503 when Gamma does not answer.',
+          'For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma\'s open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Known events are left to events:sync. dryRun: writes nothing. 503 VENUE_UNAVAILABLE when Gamma does not answer.',
         errorResponses: [400],
       },
     })

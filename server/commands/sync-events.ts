@@ -119,7 +119,7 @@ if (import.meta.main) {
       args: process.argv.slice(2),
       options: { event: { type: 'string', multiple: true }, 'gamma-url': { type: 'string' }, 'dry-run': { type: 'boolean' }, discover: { type: 'boolean' } },
     });
-    const url = gammaUrl.safeParse(values['gamma-url'] ?? process.env.GAMMA_API_URL ?? 'https://gamma-api.polymarket.com');
+    const url = gammaUrl.safeParse(values['gamma-url'] || process.env.GAMMA_API_URL || 'https://gamma-api.polymarket.com');
     if (!url.success) throw new ConfigError('GAMMA_API_URL / --gamma-url must be an http(s) URL');
     const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GAMMA_API_URL: url.data });
     // stdout is one JSON line per event: log lines go to stderr.

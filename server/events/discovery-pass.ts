@@ -8,11 +8,10 @@
  */
 import type { CoreHandles } from '../handles.ts';
 import { startJob, type Job } from '../lib/jobs.ts';
-import type { EventRecord } from './event-schema.ts';
-import { recognizeIpoEvent } from './discovery.ts';
-import { fetchIpoEvents, GammaError } from './gamma-client.ts';
+import { recognizeIpoEvent, uniqueEventId } from './discovery.ts';
+import { fetchIpoEvents, gammaEventSchema, GammaError } from './gamma-client.ts';
 import { ApiError } from '../errors.ts';
-import { addDiscoveredEvents, type AddedEvent } from './listing.ts';
+import { addDiscoveredEvents, type AddedEvent, type DiscoveredEvent } from './listing.ts';
 import { listEvents } from './queries.ts';
 
 export interface DiscoveryReport {
@@ -33,13 +32,13 @@ export async function runDiscoveryPass(handles: CoreHandles, options: { dryRun?:
   const { config, database, logger } = handles;
   const raw = await fetchIpoEvents({ baseUrl: config.discovery.gammaUrl, closed: false, fetch: options.fetch, timeoutMs: config.venueTimeoutMs }).catch((error) => {
     // Gamma down or answering nonsense is not the caller's fault, and nothing was written: retry later.
-    throw error instanceof GammaError ? new ApiError('SERVICE_UNAVAILABLE', `Event discovery could not read Gamma: ${error.message}`, { cause: error }) : error;
+    throw error instanceof GammaError ? new ApiError('VENUE_UNAVAILABLE', `Event discovery could not read Gamma: ${error.message}`, { cause: error }) : error;
   });
   const existing = await listEvents(database.db, 'all');
   const knownIds = new Set(existing.map((e) => e.venue.gammaEventId).filter((id) => id !== null));
   const knownSlugs = new Set(existing.map((e) => e.venue.eventSlug).filter((slug) => slug !== null));
   const report: DiscoveryReport = { seen: raw.length, added: [], known: [], skipped: [], dryRun: options.dryRun ?? false };
-  const fresh: EventRecord[] = [];
+  const fresh: DiscoveredEvent[] = [];
   for (const event of raw) {
     const recognised = recognizeIpoEvent(event);
     if (!recognised.ok) {
@@ -48,15 +47,28 @@ export async function runDiscoveryPass(handles: CoreHandles, options: { dryRun?:
     }
     const { gammaEventId, eventSlug } = recognised.record.venue;
     if ((gammaEventId !== null && knownIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) report.known.push(eventSlug ?? recognised.record.id);
-    else fresh.push(recognised.record);
+    // Recognised, so it parses: the sync maps its venue details from it.
+    else fresh.push({ record: recognised.record, gamma: gammaEventSchema.parse(event) });
   }
   // A ladder is not yet priced or traded from its threshold tokens on the live venue (docs/trading.md,
   // "Ladders"): there it is always proposed, for an operator to list knowingly, never listed at once.
-  const autoListed = (r: EventRecord) => config.discovery.autoList && !(r.venue.structure === 'ladder' && config.venue === 'polymarket');
-  const groups = [fresh.filter(autoListed), fresh.filter((r) => !autoListed(r))] as const;
-  report.added = report.dryRun
-    ? fresh.map((r) => ({ eventId: r.id, venueEventSlug: r.venue.eventSlug, listing: autoListed(r) ? ('listed' as const) : ('proposed' as const) }))
-    : [...(await addDiscoveredEvents(database.db, groups[0], { autoList: true })), ...(await addDiscoveredEvents(database.db, groups[1], { autoList: false }))];
+  const autoListed = ({ record }: DiscoveredEvent) => config.discovery.autoList && !(record.venue.structure === 'ladder' && config.venue === 'polymarket');
+  if (report.dryRun) {
+    // The ids a real pass would give, made unique as it would.
+    const taken = new Set(existing.flatMap((e) => [e.id, ...e.aliases, ...(e.venue.eventSlug ? [e.venue.eventSlug] : [])]));
+    for (const item of fresh) {
+      const eventId = uniqueEventId(item.record.id, taken);
+      taken.add(eventId);
+      report.added.push({ eventId, venueEventSlug: item.record.venue.eventSlug, listing: autoListed(item) ? 'listed' : 'proposed' });
+    }
+  } else {
+    for (const [group, autoList] of [[fresh.filter(autoListed), true], [fresh.filter((item) => !autoListed(item)), false]] as const) {
+      const written = await addDiscoveredEvents(database.db, [...group], { autoList });
+      report.added.push(...written.added);
+      report.known.push(...written.known);
+      report.skipped.push(...written.skipped);
+    }
+  }
   for (const { slug, reason } of report.skipped) logger.info('event discovery skipped an event', { slug, reason });
   for (const added of report.added) logger.info(report.dryRun ? 'event discovery would add' : 'event discovery added', { ...added });
   return report;

@@ -12,7 +12,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { eventBands, events, type BandVenueMapping, type EventVenueMapping } from '../../db/schema.ts';
-import { ladderThreshold } from './discovery.ts';
+import { ladderThreshold, marketMeaning } from './discovery.ts';
 import type { GammaEvent, GammaMarket } from './gamma-client.ts';
 import type { EventWithBands } from './queries.ts';
 
@@ -23,29 +23,6 @@ export interface EventSyncPlan {
   bands: { bandIndex: number; venue: BandVenueMapping }[];
   event: { venue: EventVenueMapping; status: EventWithBands['status']; endDate: Date | null; volumeUsd: number | null };
   problems: string[];
-}
-
-const UNITS: Record<string, number> = { K: 0.000001, M: 0.001, B: 1, T: 1000 };
-
-/** Dollar amounts in a text, in billions: "$1.25T" → 1250, "$500B" → 500; a bare number takes the next unit. */
-export function amountsIn(text: string): number[] {
-  const found: { value: number; unit?: string }[] = [];
-  for (const m of text.matchAll(/\$?\s*(\d+(?:\.\d+)?)\s*([KMBT])?(?![a-z])/gi)) found.push({ value: Number(m[1]), unit: m[2]?.toUpperCase() });
-  // "$500-750B": the first amount borrows the unit of the next one.
-  return found.map((a, i) => a.value * UNITS[a.unit ?? found.slice(i + 1).find((b) => b.unit)?.unit ?? 'B']!);
-}
-
-const isNoIpo = (m: GammaMarket) => /\bno ipo\b|\bnot ipo\b/i.test(`${m.groupItemTitle ?? ''} ${m.question ?? ''}`);
-
-/** The [min, max] a band market names, in billions (max null for "X+" / "above X" / "≥ X"). */
-function rangeOf(m: GammaMarket): { min: number; max: number | null } | null {
-  const title = m.groupItemTitle?.trim() || '';
-  const text = title || m.question || '';
-  const amounts = amountsIn(text);
-  if (!amounts.length) return null;
-  if (/^(<|≤|less than|under|below)/i.test(title) || /less than|under|below/i.test(text)) return { min: 0, max: amounts[0]! };
-  if (/\+$|^(>|≥)|more than|greater|above|or more/i.test(text)) return { min: amounts[0]!, max: null };
-  return amounts.length >= 2 ? { min: amounts[0]!, max: amounts[1]! } : null;
 }
 
 function tokensOf(m: GammaMarket): { yes: string | null; no: string | null; version: 'v1' | 'v2' | null; problem?: string } {
@@ -65,13 +42,15 @@ export function planEventSync(event: EventWithBands, gamma: GammaEvent, now = ne
   const assigned = new Map<number, GammaMarket>();
   for (const market of gamma.markets) {
     let index = -1;
-    if (isNoIpo(market)) index = event.bands.findIndex((b) => b.minValuation === 0 && b.maxValuation === 0);
+    // The same reading of titles and questions as discovery (discovery.ts), so what it listed the sync finds again.
+    const meaning = marketMeaning(market);
+    if (typeof meaning !== 'string' && meaning.kind === 'noIpo') index = event.bands.findIndex((b) => b.minValuation === 0 && b.maxValuation === 0);
     else if (ladder) {
       const threshold = ladderThreshold(market);
       if (threshold !== null) index = event.bands.findIndex((b) => b.minValuation === threshold && b.minValuation > 0);
-    } else {
-      const range = rangeOf(market);
-      if (range) index = event.bands.findIndex((b) => !(b.minValuation === 0 && b.maxValuation === 0) && b.minValuation === range.min && b.maxValuation === range.max);
+    } else if (typeof meaning !== 'string') {
+      const { min, max } = meaning;
+      index = event.bands.findIndex((b) => !(b.minValuation === 0 && b.maxValuation === 0) && b.minValuation === min && b.maxValuation === max);
     }
     if (index < 0) problems.push(`market ${market.id} (${market.groupItemTitle ?? market.question ?? '?'}) matches no band of ${event.id}`);
     else if (assigned.has(index)) problems.push(`markets ${assigned.get(index)!.id} and ${market.id} both match band ${index} of ${event.id}`);

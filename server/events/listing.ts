@@ -20,6 +20,8 @@ export { EVENT_LISTINGS, type EventListing } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { emitEventListed } from '../notifications/announce.ts';
 import { uniqueEventId } from './discovery.ts';
+import type { GammaEvent } from './gamma-client.ts';
+import { applyEventSync, planEventSync } from './gamma-sync.ts';
 import type { EventRecord } from './event-schema.ts';
 import { findEvent } from './queries.ts';
 import { bandRowsOf } from './store.ts';
@@ -47,12 +49,29 @@ async function companyOf(db: Db, name: string): Promise<string | null> {
   return row?.sourceId ?? null;
 }
 
+/** A discovered event: its record, and the Gamma event it was read from (whose venue details the sync maps). */
+export interface DiscoveredEvent {
+  record: EventRecord;
+  gamma?: GammaEvent;
+}
+
+export interface DiscoveryWrite {
+  added: AddedEvent[];
+  /** Venue slugs of events another pass (or the seeds) already wrote. */
+  known: string[];
+  /** What could not be written whole, and why (a band token another event already trades). */
+  skipped: Array<{ slug: string; reason: string }>;
+}
+
 /**
- * Writes the discovered records the database does not know yet; answers those written. Known events
- * (the same venue event id or slug) are left to the sync, which refreshes them.
+ * Writes the discovered events the database does not know yet. Known events (the same venue event id
+ * or slug) are left to the sync, which refreshes them. Each new event's venue details (market version,
+ * neg-risk flag, tick size, No tokens) are mapped at once by the sync's own plan from its Gamma event,
+ * so a listed event trades on the right token ledger from its first order.
  */
-export async function addDiscoveredEvents(db: Db, records: EventRecord[], policy: { autoList: boolean }): Promise<AddedEvent[]> {
-  if (!records.length) return [];
+export async function addDiscoveredEvents(db: Db, discovered: DiscoveredEvent[], policy: { autoList: boolean }): Promise<DiscoveryWrite> {
+  const result: DiscoveryWrite = { added: [], known: [], skipped: [] };
+  if (!discovered.length) return result;
   return db.transaction(async (tx) => {
     // One discovery writer at a time, across instances: the second sees what the first wrote.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('pre-ipo:event-discovery'))`);
@@ -60,12 +79,22 @@ export async function addDiscoveredEvents(db: Db, records: EventRecord[], policy
     const knownGammaIds = new Set(known.map((r) => r.venue.gammaEventId).filter((id) => id !== null));
     const knownSlugs = new Set(known.map((r) => r.venue.eventSlug).filter((slug) => slug !== null));
     const taken = await takenIds(tx);
-    const added: AddedEvent[] = [];
-    for (const record of records) {
+    for (const { record, gamma } of discovered) {
       const { gammaEventId, eventSlug } = record.venue;
-      if ((gammaEventId !== null && knownGammaIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) continue;
+      const slug = eventSlug ?? record.id;
+      if ((gammaEventId !== null && knownGammaIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) {
+        result.known.push(slug);
+        continue;
+      }
       const id = uniqueEventId(record.id, taken);
       const event: EventRecord = { ...record, id, companySourceId: record.companySourceId ?? (await companyOf(tx, record.company)) };
+      const bands = bandRowsOf(event);
+      // A band is its venue token, which one event only may trade (a unique index): never a failed pass.
+      const clash = await tx.select({ id: eventBands.id, eventId: eventBands.eventId }).from(eventBands).where(inArray(eventBands.id, bands.map((b) => b.id))).limit(1);
+      if (clash[0]) {
+        result.skipped.push({ slug, reason: `${slug}: band token ${clash[0].id} already belongs to event ${clash[0].eventId}` });
+        continue;
+      }
       const listing: EventListing = policy.autoList ? 'listed' : 'proposed';
       await tx.insert(events).values({
         id,
@@ -76,19 +105,20 @@ export async function addDiscoveredEvents(db: Db, records: EventRecord[], policy
         resolvedBandIndex: event.resolvedBandIndex,
         endDate: event.endDate ? new Date(event.endDate) : null,
         volumeUsd: event.volumeUsd,
-        venue: { ...event.venue, syncedAt: new Date().toISOString() },
+        venue: event.venue,
         aliases: event.aliases ?? [],
         listing,
         origin: 'discovered',
       });
-      await tx.insert(eventBands).values(bandRowsOf(event));
+      await tx.insert(eventBands).values(bands);
+      if (gamma) await applyEventSync(tx, planEventSync(await findEvent(tx, id), gamma));
       if (listing === 'listed') await announce(tx, id);
       for (const name of [id, eventSlug, ...(event.aliases ?? [])]) if (name) taken.add(name);
       if (gammaEventId !== null) knownGammaIds.add(gammaEventId);
       if (eventSlug !== null) knownSlugs.add(eventSlug);
-      added.push({ eventId: id, venueEventSlug: eventSlug, listing });
+      result.added.push({ eventId: id, venueEventSlug: eventSlug, listing });
     }
-    return added;
+    return result;
   });
 }
 
@@ -119,6 +149,9 @@ export interface ListingChange<L extends EventListing = EventListing> {
 export async function setListing<L extends 'listed' | 'hidden'>(db: Db, ref: string, listing: L): Promise<ListingChange<L>> {
   const { id } = await findEvent(db, ref);
   return db.transaction(async (tx) => {
+    // The row first, for update: a buy recording its position holds it for share (ledger-writes.ts),
+    // so the count below sees every position a buy could still add.
+    await tx.select({ id: events.id }).from(events).where(eq(events.id, id)).for('update');
     if (listing === 'hidden') {
       const [held] = await tx
         .select({ n: sql<number>`count(*)::int` })
@@ -149,7 +182,7 @@ export interface EventListingRow {
   createdAt: Date;
 }
 
-/** Every event with its listing (the operator's view), newest first; optionally one listing only. */
+/** Every event with its listing (the operator's view), the newest 1,000 first; optionally one listing only. */
 export async function listEventListings(db: Db, listing?: EventListing): Promise<EventListingRow[]> {
   const rows = await db
     .select({
@@ -168,6 +201,8 @@ export async function listEventListings(db: Db, listing?: EventListing): Promise
     })
     .from(events)
     .where(listing ? eq(events.listing, listing) : undefined)
-    .orderBy(sql`${events.createdAt} desc`, events.id);
+    .orderBy(sql`${events.createdAt} desc`, events.id)
+    // The newest 1,000: the universe grows by a few events a week; an operator's list need not grow with it.
+    .limit(1000);
   return rows.map(({ venue, ...row }) => ({ ...row, structure: venue.structure, venueEventSlug: venue.eventSlug }));
 }

@@ -11,7 +11,7 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
-import { orders, positionBands, positions, type OrderPurpose } from '../../db/schema.ts';
+import { events, orders, positionBands, positions, type OrderPurpose } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Side } from '../valuation/index.ts';
@@ -54,10 +54,18 @@ const orderValues = (user: TradingUser, positionId: string, operationId: string,
   status: 'PENDING' as const,
 });
 
-/** The position (PENDING) and its BUY orders, in one transaction, before any order is sent. */
+/**
+ * The position (PENDING) and its BUY orders, in one transaction, before any order is sent — only
+ * while its event is open and listed, read under a share lock on the event's row: an operator hiding
+ * the event (listing.ts, which locks the row for update and then counts positions) or resolving it
+ * either waits for this buy and sees its position, or goes first and this buy is refused (422).
+ */
 export async function recordBuyIntent(db: Db, user: TradingUser, intent: BuyIntent): Promise<{ operationId: string; orders: OrderRow[] }> {
   const operationId = newId('op');
   const written = await db.transaction(async (tx) => {
+    const [event] = await tx.select({ status: events.status, listing: events.listing }).from(events).where(eq(events.id, intent.position.eventId)).for('share');
+    const state = event && (event.listing === 'listed' ? event.status : event.listing);
+    if (state !== 'open') throw new ApiError('ORDER_REJECTED', `eventId: ${intent.position.eventId} is ${state ?? 'gone'}; buys are accepted while an event is open`);
     await tx.insert(positions).values({ ...intent.position, ...user, status: 'pending' });
     await tx.insert(positionBands).values(intent.bands.map((b) => ({ positionId: intent.position.id, ...b })));
     return tx

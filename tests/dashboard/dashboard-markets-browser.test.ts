@@ -328,7 +328,7 @@ describe.skipIf(!available)('the market universe on the page', () => {
     const before = await readTable(page);
     // Discovered and listed at once (EVENT_AUTO_LIST), as the discovery job would while customers watch.
     const record = discoveredEventRecord('groq-ipo-closing-market-cap-318', 93001, 'Groq');
-    expect(await addDiscoveredEvents(rig.t.database.db, [record], { autoList: true })).toHaveLength(1);
+    expect((await addDiscoveredEvents(rig.t.database.db, [{ record }], { autoList: true })).added).toHaveLength(1);
     expect(before.rows.map((r) => r.name)).not.toContain(record.name);
     // The page asks every 10 s and the service's snapshot lasts 2 s: one refresh shows it.
     await page.waitForFunction((name) => [...document.querySelectorAll('table')].some((t) => t.caption?.textContent === 'IPO valuation events' && t.textContent!.includes(name)), record.name, { timeout: 30_000 });

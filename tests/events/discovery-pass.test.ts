@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadConfig } from '../../server/config.ts';
+import { findEvent } from '../../server/events/queries.ts';
 import { runDiscoveryPass, startEventDiscovery } from '../../server/events/discovery-pass.ts';
 import { createTestApp, DASHBOARD_KEY, TEST_ENV, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders, fundedAccount } from '../harness/factories.ts';
@@ -67,6 +68,15 @@ describe('a discovery pass', () => {
     expect(await proposed()).toEqual([LADDER]);
     const listing = (await api(t, { headers: operator }, 'GET', '/api/events/listings?listing=proposed')).body.events[0];
     expect(listing).toMatchObject({ company: 'SpaceX', structure: 'ladder', origin: 'discovered', status: 'open' });
+    // Its venue details are mapped as the sync maps them, from the first moment: the token ledger
+    // (market version), the No tokens, the tick size — the live venue trades on them.
+    const stored = await findEvent(t.database.db, LADDER);
+    const markets = FIXTURES.find((e) => e.slug === LADDER).markets;
+    expect(stored.venue.syncedAt).toBeString();
+    for (const band of stored.bands.slice(1)) {
+      const market = markets.find((m: any) => JSON.parse(m.clobTokenIds)[0] === band.venue.tokenId);
+      expect(band.venue).toMatchObject({ version: market.version, noTokenId: JSON.parse(market.clobTokenIds)[1], tickSize: market.orderPriceMinTickSize });
+    }
     await t.services.marketData.refreshed();
     const events = (await api(t, { headers: {} }, 'GET', '/api/trading/events')).body.events.map((e: any) => e.id);
     expect(events).not.toContain(LADDER);
@@ -88,10 +98,10 @@ describe('a discovery pass', () => {
     expect([bought.res.status, bought.body.message]).toEqual([200, undefined]);
   });
 
-  test('Gamma not answering is 503 SERVICE_UNAVAILABLE, and nothing is written', async () => {
+  test('Gamma not answering is 503 VENUE_UNAVAILABLE, and nothing is written', async () => {
     gamma.failNext = [502];
     const { res, body } = await discover();
-    expect([res.status, body.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect([res.status, body.code]).toEqual([503, 'VENUE_UNAVAILABLE']);
   });
 });
 

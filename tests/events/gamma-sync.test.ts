@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { openDatabase } from '../../db/client.ts';
 import { seedDatabase } from '../../seeds/index.ts';
 import { fetchGammaEvent, gammaEventSchema } from '../../server/events/gamma-client.ts';
-import { amountsIn, applyEventSync, planEventSync } from '../../server/events/gamma-sync.ts';
+import { marketMeaning } from '../../server/events/discovery.ts';
+import { applyEventSync, planEventSync } from '../../server/events/gamma-sync.ts';
 import { findEvent, listEvents } from '../../server/events/queries.ts';
 import { upsertEvents } from '../../server/events/store.ts';
 import { createLogger } from '../../server/lib/logger.ts';
@@ -48,15 +49,16 @@ afterAll(async () => {
   await t.close();
 });
 
-describe('reading amounts', () => {
+describe('reading a band title (the reading discovery uses too)', () => {
   test.each([
-    ['<$500B', [500]],
-    ['$500-750B', [500, 750]],
-    ['$750B-1.0T', [750, 1000]],
-    ['$1.0-1.25T', [1000, 1250]],
-    ['$1.5T+', [1500]],
-    ['$16B', [16]],
-  ])('%s → %j billions', (text, expected) => expect(amountsIn(text)).toEqual(expected));
+    ['<$500B', { kind: 'range', min: 0, max: 500 }],
+    ['$500-750B', { kind: 'range', min: 500, max: 750 }],
+    ['$750B-1.0T', { kind: 'range', min: 750, max: 1000 }],
+    ['$1.0-1.25T', { kind: 'range', min: 1000, max: 1250 }],
+    ['$1.5T+', { kind: 'range', min: 1500, max: null }],
+    ['$350M–$700M', { kind: 'range', min: 0.35, max: 0.7 }],
+    ['No IPO by December 31, 2026', { kind: 'noIpo' }],
+  ])('%s → %j', (title, expected) => expect(marketMeaning({ groupItemTitle: title, question: null })).toEqual(expected as never));
 });
 
 describe('planning', () => {

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
-import { accountEvents, events, webhookDeliveries } from '../../db/schema.ts';
+import { accountEvents, events, positions, webhookDeliveries } from '../../db/schema.ts';
 import { runCli, UsageError } from '../../server/commands/cli.ts';
-import { addDiscoveredEvents } from '../../server/events/listing.ts';
+import { addDiscoveredEvents, setListing } from '../../server/events/listing.ts';
 import { createWebhook } from '../../server/webhooks/service.ts';
 import { DASHBOARD_KEY, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders, discoveredEventRecord, fundedAccount, type FundedAccount } from '../harness/factories.ts';
@@ -40,12 +40,23 @@ describe('a discovered event, proposed', () => {
   const record = discoveredEventRecord('cerebras-ipo-closing-market-cap-412', 91001);
 
   test('passes writing it at once list it once, under one id without the numeric suffix', async () => {
-    const results = await Promise.all(Array.from({ length: 4 }, () => addDiscoveredEvents(t.database.db, [record], { autoList: false })));
-    expect(results.flat()).toEqual([{ eventId: 'cerebras-ipo-closing-market-cap', venueEventSlug: record.venue.eventSlug, listing: 'proposed' }]);
+    const results = await Promise.all(Array.from({ length: 4 }, () => addDiscoveredEvents(t.database.db, [{ record }], { autoList: false })));
+    expect(results.flatMap((r) => r.added)).toEqual([{ eventId: 'cerebras-ipo-closing-market-cap', venueEventSlug: record.venue.eventSlug, listing: 'proposed' }]);
+    // The other passes found it written: known, not lost.
+    expect(results.flatMap((r) => r.known)).toEqual(Array(3).fill(record.venue.eventSlug));
     const rows = await t.database.db.select({ id: events.id, listing: events.listing, origin: events.origin }).from(events).where(sql`${events.venue}->>'gammaEventId' = '91001'`);
     expect(rows).toEqual([{ id: 'cerebras-ipo-closing-market-cap', listing: 'proposed', origin: 'discovered' }]);
     // A later pass that sees it again (by its Gamma id or slug) writes nothing.
-    expect(await addDiscoveredEvents(t.database.db, [{ ...record, id: 'another-name' }], { autoList: false })).toEqual([]);
+    expect(await addDiscoveredEvents(t.database.db, [{ record: { ...record, id: 'another-name' } }], { autoList: false })).toEqual({ added: [], known: [record.venue.eventSlug!], skipped: [] });
+  });
+
+  test('an event whose band token another event already trades is skipped with the reason, and the rest of the pass is written', async () => {
+    const clashing = discoveredEventRecord('cerebras-ipo-valuation-9', 91004);
+    clashing.bands[1]!.venue.tokenId = record.bands[1]!.venue.tokenId;
+    const fine = discoveredEventRecord('cohere-ipo-closing-market-cap-8', 91005, 'Cohere');
+    const written = await addDiscoveredEvents(t.database.db, [{ record: clashing }, { record: fine }], { autoList: false });
+    expect(written.added.map((a) => a.eventId)).toEqual(['cohere-ipo-closing-market-cap']);
+    expect(written.skipped).toEqual([{ slug: 'cerebras-ipo-valuation-9', reason: `cerebras-ipo-valuation-9: band token ${record.bands[1]!.venue.tokenId} already belongs to event cerebras-ipo-closing-market-cap` }]);
   });
 
   test('customers do not see it: not listed, no valuation, no buy, not a filter', async () => {
@@ -62,11 +73,13 @@ describe('a discovered event, proposed', () => {
   test('the operator sees it among the proposed, on /api and /trpc', async () => {
     const { res, body } = await api(t, { headers: operator }, 'GET', '/api/events/listings?listing=proposed');
     expect(res.status).toBe(200);
+    // Newest first: the Cohere event of the previous test, then Cerebras.
     expect(body.events.map((e: any) => [e.eventId, e.listing, e.origin, e.structure, e.bands, e.venueEventSlug])).toEqual([
+      ['cohere-ipo-closing-market-cap', 'proposed', 'discovered', 'bands', 4, 'cohere-ipo-closing-market-cap-8'],
       ['cerebras-ipo-closing-market-cap', 'proposed', 'discovered', 'bands', 4, 'cerebras-ipo-closing-market-cap-412'],
     ]);
     const viaTrpc = await trpcClient(t, operator).events.listings.query({ listing: 'proposed' });
-    expect(viaTrpc.events.map((e) => e.eventId)).toEqual(['cerebras-ipo-closing-market-cap']);
+    expect(viaTrpc.events.map((e) => e.eventId)).toEqual(['cohere-ipo-closing-market-cap', 'cerebras-ipo-closing-market-cap']);
     // Seeded events are listed, and marked as seeded.
     const listed = (await api(t, { headers: operator }, 'GET', '/api/events/listings?listing=listed')).body.events;
     expect(listed.find((e: any) => e.eventId === 'openai-ipo')).toMatchObject({ listing: 'listed', origin: 'seed' });
@@ -129,7 +142,7 @@ describe('a discovered event, proposed', () => {
 describe('EVENT_AUTO_LIST', () => {
   test('on: a discovered event is listed at once and announced; its id never takes one already used', async () => {
     const record = { ...discoveredEventRecord('cerebras-ipo-closing-market-cap-above-77', 91002), id: 'cerebras-ipo-closing-market-cap' };
-    const added = await addDiscoveredEvents(t.database.db, [record], { autoList: true });
+    const { added } = await addDiscoveredEvents(t.database.db, [{ record }], { autoList: true });
     expect(added).toEqual([{ eventId: 'cerebras-ipo-closing-market-cap-2', venueEventSlug: 'cerebras-ipo-closing-market-cap-above-77', listing: 'listed' }]);
     const told = await t.database.db.select({ data: accountEvents.data }).from(accountEvents).where(sql`${accountEvents.type} = 'event.listed' and ${accountEvents.data}->>'eventId' = 'cerebras-ipo-closing-market-cap-2'`);
     expect(told).toHaveLength(1);
@@ -139,13 +152,37 @@ describe('EVENT_AUTO_LIST', () => {
 describe('the operator CLI', () => {
   test('list-events, approve-event and hide-event do what the routes do; a bad listing is a usage error', async () => {
     const record = discoveredEventRecord('mistral-ipo-closing-market-cap-55', 91003, 'Mistral');
-    await addDiscoveredEvents(t.database.db, [record], { autoList: false });
+    await addDiscoveredEvents(t.database.db, [{ record }], { autoList: false });
     const listed = (await runCli(['list-events', '--listing', 'proposed'], t.services)) as { events: Array<{ eventId: string }> };
     expect(listed.events.map((e) => e.eventId)).toContain('mistral-ipo-closing-market-cap');
     expect(await runCli(['approve-event', '--event', 'mistral-ipo-closing-market-cap-55'], t.services)).toEqual({ eventId: 'mistral-ipo-closing-market-cap', listing: 'listed', changed: true, announced: 1 });
     expect(await runCli(['hide-event', '--event', 'mistral-ipo-closing-market-cap'], t.services)).toEqual({ eventId: 'mistral-ipo-closing-market-cap', listing: 'hidden', changed: true, announced: 0 });
     await expect(runCli(['list-events', '--listing', 'gone'], t.services)).rejects.toBeInstanceOf(UsageError);
     await expect(runCli(['approve-event'], t.services)).rejects.toBeInstanceOf(UsageError);
+  });
+});
+
+describe('hiding while a buy is under way', () => {
+  test('an event hidden after the buy read it, before the buy recorded its position: the buy is refused and nothing is sent', async () => {
+    let hideDuringBuy: (() => Promise<unknown>) | undefined;
+    const app = await createTradingApp({}, {
+      venueKind: 'paper',
+      // The venue's balance read sits between the buy's first look at the event and its position.
+      wrap: (venue) => Object.assign(Object.create(venue), { getCollateral: async (c: never) => (await hideDuringBuy?.(), venue.getCollateral(c)) }),
+    });
+    try {
+      const record = discoveredEventRecord('anthropic-robotics-ipo-closing-market-cap-5', 91006, 'Anthropic Robotics');
+      const { added } = await addDiscoveredEvents(app.database.db, [{ record }], { autoList: true });
+      await app.services.marketData.refreshed();
+      const buyer = await trader(app);
+      hideDuringBuy = () => setListing(app.database.db, added[0]!.eventId, 'hidden');
+      const bought = await buy(app, buyer, { eventId: added[0]!.eventId, side: 'LONG', amount: 40 });
+      expect([bought.res.status, bought.body.code, bought.body.message]).toEqual([422, 'ORDER_REJECTED', `eventId: ${added[0]!.eventId} is hidden; buys are accepted while an event is open`]);
+      const left = await app.database.db.select().from(positions).where(eq(positions.eventId, added[0]!.eventId));
+      expect(left).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 });
 

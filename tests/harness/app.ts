@@ -55,10 +55,11 @@ let localGamma: GammaStandin | undefined;
 /**
  * Gamma for the apps that bring none: a stand-in with no IPO events, so event discovery (POST
  * /api/events/discover, which the route-table suites call too) finds nothing and nothing reaches the
- * internet. One per test process.
+ * internet. One per process.
  */
 function emptyGamma(): string {
-  localGamma ??= new GammaStandin([]).start();
+  // Unreferenced: a script that builds an app (the REST client's generator, a benchmark) still exits.
+  localGamma ??= new GammaStandin([]).start().unref();
   return localGamma.url;
 }
 

@@ -42,6 +42,12 @@ export class GammaStandin {
     this.server?.stop(true);
   }
 
+  /** Lets the process exit while this stand-in still listens (a shared one nobody stops). */
+  unref() {
+    this.server?.unref();
+    return this;
+  }
+
   private handle(request: Request): Response {
     const url = new URL(request.url);
     this.requests.push({ path: url.pathname, query: Object.fromEntries(url.searchParams) });

@@ -9,12 +9,16 @@ import { orders, positionBands, trades } from '../../db/schema.ts';
 import type { Db } from '../../db/client.ts';
 import { applyOrderOutcome, recordBuyIntent, recordSaleIntent, refusal, type OrderOutcome } from '../../server/trading/ledger-writes.ts';
 import { engine, freshDatabase, type TestDatabase } from '../harness/databases.ts';
+import { discoveredEventRecord } from '../harness/factories.ts';
+import { upsertEvents } from '../../server/events/store.ts';
 
 let database: TestDatabase;
 let db: Db;
 beforeAll(async () => {
   database = await freshDatabase();
   db = database.db;
+  // The event the positions are on: a buy is recorded only while its event is open and listed.
+  await upsertEvents(db, [discoveredEventRecord('records-event-1', 90001)]);
 });
 afterAll(() => database.close());
 
