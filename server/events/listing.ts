@@ -24,7 +24,7 @@ import type { GammaEvent } from './gamma-client.ts';
 import { applyEventSync, planEventSync } from './gamma-sync.ts';
 import type { EventRecord } from './event-schema.ts';
 import { findEvent } from './queries.ts';
-import { bandRowsOf } from './store.ts';
+import { bandRowsOf, eventRowOf } from './store.ts';
 
 export interface AddedEvent {
   eventId: string;
@@ -96,20 +96,7 @@ export async function addDiscoveredEvents(db: Db, discovered: DiscoveredEvent[],
         continue;
       }
       const listing: EventListing = policy.autoList ? 'listed' : 'proposed';
-      await tx.insert(events).values({
-        id,
-        name: event.name,
-        company: event.company,
-        companySourceId: event.companySourceId,
-        status: event.status,
-        resolvedBandIndex: event.resolvedBandIndex,
-        endDate: event.endDate ? new Date(event.endDate) : null,
-        volumeUsd: event.volumeUsd,
-        venue: event.venue,
-        aliases: event.aliases ?? [],
-        listing,
-        origin: 'discovered',
-      });
+      await tx.insert(events).values({ ...eventRowOf(event), listing, origin: 'discovered' });
       await tx.insert(eventBands).values(bands);
       if (gamma) await applyEventSync(tx, planEventSync(await findEvent(tx, id), gamma));
       if (listing === 'listed') await announce(tx, id);

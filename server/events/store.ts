@@ -10,18 +10,7 @@ export async function upsertEvents(db: Db, records: EventRecord[]): Promise<{ in
   let updated = 0;
   await db.transaction(async (tx) => {
     for (const e of records) {
-      const row = {
-        id: e.id,
-        name: e.name,
-        company: e.company,
-        companySourceId: e.companySourceId,
-        status: e.status,
-        resolvedBandIndex: e.resolvedBandIndex,
-        endDate: e.endDate ? new Date(e.endDate) : null,
-        volumeUsd: e.volumeUsd,
-        venue: e.venue,
-        aliases: e.aliases ?? [],
-      };
+      const row = eventRowOf(e);
       const [existing] = await tx.select().from(events).where(eq(events.id, e.id));
       // Once `npm run events:sync` has refreshed an event from the venue, the venue is its source of
       // truth: the seeds no longer overwrite it. Its aliases are ours, not the venue's: they follow the seeds.
@@ -73,6 +62,22 @@ export async function closeOpenEvent(db: Db, eventId: string): Promise<boolean> 
     .where(and(eq(events.id, eventId), eq(events.status, 'open')))
     .returning({ id: events.id });
   return closed.length > 0;
+}
+
+/** A record's event row (its listing and origin are the table's defaults unless the caller adds them). */
+export function eventRowOf(e: EventRecord) {
+  return {
+    id: e.id,
+    name: e.name,
+    company: e.company,
+    companySourceId: e.companySourceId,
+    status: e.status,
+    resolvedBandIndex: e.resolvedBandIndex,
+    endDate: e.endDate ? new Date(e.endDate) : null,
+    volumeUsd: e.volumeUsd,
+    venue: e.venue,
+    aliases: e.aliases ?? [],
+  };
 }
 
 /** A record's bands as rows: each band's id is its venue token, else a stable paper id. */
