@@ -8,11 +8,10 @@
  */
 import type { CoreHandles } from '../handles.ts';
 import { startJob, type Job } from '../lib/jobs.ts';
-import { recognizeIpoEvent, uniqueEventId } from './discovery.ts';
+import { recognizeIpoEvent } from './discovery.ts';
 import { fetchIpoEvents, gammaEventSchema, GammaError } from './gamma-client.ts';
 import { ApiError } from '../errors.ts';
-import { addDiscoveredEvents, type AddedEvent, type DiscoveredEvent } from './listing.ts';
-import { listEvents } from './queries.ts';
+import { addDiscoveredEvents, eventNames, type AddedEvent, type DiscoveredEvent } from './listing.ts';
 
 export interface DiscoveryReport {
   /** IPO events Gamma listed as open (recognised or not). */
@@ -34,35 +33,26 @@ export async function runDiscoveryPass(handles: CoreHandles, options: { dryRun?:
     // Gamma down or answering nonsense is not the caller's fault, and nothing was written: retry later.
     throw error instanceof GammaError ? new ApiError('VENUE_UNAVAILABLE', `Event discovery could not read Gamma: ${error.message}`, { cause: error }) : error;
   });
-  const existing = await listEvents(database.db, 'all');
-  const knownIds = new Set(existing.map((e) => e.venue.gammaEventId).filter((id) => id !== null));
-  const knownSlugs = new Set(existing.map((e) => e.venue.eventSlug).filter((slug) => slug !== null));
   const report: DiscoveryReport = { seen: raw.length, added: [], known: [], skipped: [], dryRun: options.dryRun ?? false };
-  const fresh: DiscoveredEvent[] = [];
+  const recognised: DiscoveredEvent[] = [];
   for (const event of raw) {
-    const recognised = recognizeIpoEvent(event);
-    if (!recognised.ok) {
-      report.skipped.push({ slug: slugOf(event), reason: recognised.reason });
-      continue;
-    }
-    const { gammaEventId, eventSlug } = recognised.record.venue;
-    if ((gammaEventId !== null && knownIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) report.known.push(eventSlug ?? recognised.record.id);
+    const reading = recognizeIpoEvent(event);
     // Recognised, so it parses: the sync maps its venue details from it.
-    else fresh.push({ record: recognised.record, gamma: gammaEventSchema.parse(event) });
+    if (reading.ok) recognised.push({ record: reading.record, gamma: gammaEventSchema.parse(event) });
+    else report.skipped.push({ slug: slugOf(event), reason: reading.reason });
   }
   // A ladder is not yet priced or traded from its threshold tokens on the live venue (docs/trading.md,
   // "Ladders"): there it is always proposed, for an operator to list knowingly, never listed at once.
   const autoListed = ({ record }: DiscoveredEvent) => config.discovery.autoList && !(record.venue.structure === 'ladder' && config.venue === 'polymarket');
   if (report.dryRun) {
-    // The ids a real pass would give, made unique as it would.
-    const taken = new Set(existing.flatMap((e) => [e.id, ...e.aliases, ...(e.venue.eventSlug ? [e.venue.eventSlug] : [])]));
-    for (const item of fresh) {
-      const eventId = uniqueEventId(item.record.id, taken);
-      taken.add(eventId);
-      report.added.push({ eventId, venueEventSlug: item.record.venue.eventSlug, listing: autoListed(item) ? 'listed' : 'proposed' });
+    // What a pass would write, named as it would name them (without its lock: nothing is written).
+    const names = await eventNames(database.db);
+    for (const item of recognised) {
+      if (names.known(item.record)) report.known.push(item.record.venue.eventSlug ?? item.record.id);
+      else report.added.push({ eventId: names.claim(item.record), venueEventSlug: item.record.venue.eventSlug, listing: autoListed(item) ? 'listed' : 'proposed' });
     }
   } else {
-    for (const [group, autoList] of [[fresh.filter(autoListed), true], [fresh.filter((item) => !autoListed(item)), false]] as const) {
+    for (const [group, autoList] of [[recognised.filter(autoListed), true], [recognised.filter((item) => !autoListed(item)), false]] as const) {
       const written = await addDiscoveredEvents(database.db, [...group], { autoList });
       report.added.push(...written.added);
       report.known.push(...written.known);

@@ -32,10 +32,26 @@ export interface AddedEvent {
   listing: EventListing;
 }
 
-/** Ids taken by any event: ids, venue slugs, aliases. */
-async function takenIds(db: Db): Promise<Set<string>> {
+/**
+ * The names events answer to now, for placing discovered ones: `known` says whether the venue's event
+ * (its Gamma id or slug) is already here; `claim` gives a new event its id, unique among every id,
+ * slug and alias, and remembers its names for the next one. One read of the events.
+ */
+export async function eventNames(db: Db) {
   const rows = await db.select({ id: events.id, venue: events.venue, aliases: events.aliases }).from(events);
-  return new Set(rows.flatMap((r) => [r.id, ...r.aliases, ...(r.venue.eventSlug ? [r.venue.eventSlug] : [])]));
+  const gammaIds = new Set(rows.map((r) => r.venue.gammaEventId).filter((id) => id !== null));
+  const slugs = new Set(rows.map((r) => r.venue.eventSlug).filter((slug) => slug !== null));
+  const taken = new Set(rows.flatMap((r) => [r.id, ...r.aliases, ...(r.venue.eventSlug ? [r.venue.eventSlug] : [])]));
+  return {
+    known: ({ venue }: EventRecord) => (venue.gammaEventId !== null && gammaIds.has(venue.gammaEventId)) || (venue.eventSlug !== null && slugs.has(venue.eventSlug)),
+    claim(record: EventRecord): string {
+      const id = uniqueEventId(record.id, taken);
+      for (const name of [id, record.venue.eventSlug, ...(record.aliases ?? [])]) if (name) taken.add(name);
+      if (record.venue.gammaEventId !== null) gammaIds.add(record.venue.gammaEventId);
+      if (record.venue.eventSlug !== null) slugs.add(record.venue.eventSlug);
+      return id;
+    },
+  };
 }
 
 /** The private-company record an event's company names (its name or registered name, any case), if one does. */
@@ -75,35 +91,30 @@ export async function addDiscoveredEvents(db: Db, discovered: DiscoveredEvent[],
   return db.transaction(async (tx) => {
     // One discovery writer at a time, across instances: the second sees what the first wrote.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('pre-ipo:event-discovery'))`);
-    const known = await tx.select({ venue: events.venue }).from(events);
-    const knownGammaIds = new Set(known.map((r) => r.venue.gammaEventId).filter((id) => id !== null));
-    const knownSlugs = new Set(known.map((r) => r.venue.eventSlug).filter((slug) => slug !== null));
-    const taken = await takenIds(tx);
+    const names = await eventNames(tx);
     for (const { record, gamma } of discovered) {
-      const { gammaEventId, eventSlug } = record.venue;
-      const slug = eventSlug ?? record.id;
-      if ((gammaEventId !== null && knownGammaIds.has(gammaEventId)) || (eventSlug !== null && knownSlugs.has(eventSlug))) {
+      const slug = record.venue.eventSlug ?? record.id;
+      if (names.known(record)) {
         result.known.push(slug);
         continue;
       }
-      const id = uniqueEventId(record.id, taken);
-      const event: EventRecord = { ...record, id, companySourceId: record.companySourceId ?? (await companyOf(tx, record.company)) };
-      const bands = bandRowsOf(event);
-      // A band is its venue token, which one event only may trade (a unique index): never a failed pass.
-      const clash = await tx.select({ id: eventBands.id, eventId: eventBands.eventId }).from(eventBands).where(inArray(eventBands.id, bands.map((b) => b.id))).limit(1);
-      if (clash[0]) {
-        result.skipped.push({ slug, reason: `${slug}: band token ${clash[0].id} already belongs to event ${clash[0].eventId}` });
+      // A band with a venue token is that token, which one event only may trade (a unique index):
+      // a clash skips the event, never fails the pass. (A band without one gets a paper id from the
+      // event's own, unique, id.)
+      const tokens = record.bands.flatMap((b) => (b.venue.tokenId ? [b.venue.tokenId] : []));
+      const [clash] = tokens.length ? await tx.select({ id: eventBands.id, eventId: eventBands.eventId }).from(eventBands).where(inArray(eventBands.id, tokens)).limit(1) : [];
+      if (clash) {
+        result.skipped.push({ slug, reason: `${slug}: band token ${clash.id} already belongs to event ${clash.eventId}` });
         continue;
       }
+      const id = names.claim(record);
+      const event: EventRecord = { ...record, id, companySourceId: record.companySourceId ?? (await companyOf(tx, record.company)) };
       const listing: EventListing = policy.autoList ? 'listed' : 'proposed';
       await tx.insert(events).values({ ...eventRowOf(event), listing, origin: 'discovered' });
-      await tx.insert(eventBands).values(bands);
+      await tx.insert(eventBands).values(bandRowsOf(event));
       if (gamma) await applyEventSync(tx, planEventSync(await findEvent(tx, id), gamma));
       if (listing === 'listed') await announce(tx, id);
-      for (const name of [id, eventSlug, ...(event.aliases ?? [])]) if (name) taken.add(name);
-      if (gammaEventId !== null) knownGammaIds.add(gammaEventId);
-      if (eventSlug !== null) knownSlugs.add(eventSlug);
-      result.added.push({ eventId: id, venueEventSlug: eventSlug, listing });
+      result.added.push({ eventId: id, venueEventSlug: record.venue.eventSlug, listing });
     }
     return result;
   });
