@@ -1,4 +1,5 @@
 /** Orders and trade history (docs/api.md "Orders", "History"). */
+import { tokenLabel } from '../server/events/tokens.ts';
 import { z } from 'zod';
 import { ApiError } from '../server/errors.ts';
 import { canonicalEventId } from '../server/events/resolve.ts';
@@ -72,7 +73,7 @@ export const ordersRouter = router({
         path: '/trading/orders/{orderId}',
         tags: ['Orders'],
         summary: 'One order',
-        description: 'One order of the user, as the list shows it, with its band\'s label, the shares still unfilled and the settlement transaction (null on the paper venue).',
+        description: 'One order of the user, as the list shows it, with its band\'s (or ladder threshold token\'s) label, the shares still unfilled and the settlement transaction (null on the paper venue).',
         errorResponses: [404],
       },
     })
@@ -81,8 +82,7 @@ export const ordersRouter = router({
     .query(async ({ ctx, input }) => {
       const order = await getOrder(ctx.services.database.db, ctx.user, input.orderId);
       const snapshot = await ctx.services.marketData.snapshot();
-      const band = snapshot.events.flatMap((e) => e.bands).find((b) => b.id === order.bandId);
-      return orderDetail(order, band?.label ?? null);
+      return orderDetail(order, tokenLabel(snapshot.events, order.bandId));
     }),
 
   history: userProcedure

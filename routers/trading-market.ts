@@ -31,7 +31,18 @@ const event = z.object({
   endDate: isoString().nullable(),
   venue: z.object({ name: z.string(), eventSlug: z.string().nullable() }),
   aliases: z.array(z.string()).meta({ description: 'Other ids this event answers to on every route that takes an event id, besides id and venue.eventSlug' }),
+  structure: z.enum(['bands', 'ladder']).meta({ description: 'bands: exclusive band markets, each band a token; ladder: cumulative "above $X" markets, each band held as threshold Yes and No tokens (docs/trading.md "Ladders")' }),
   bands: z.array(band),
+  tokens: z
+    .array(
+      z.object({
+        id: z.string().meta({ description: "The id orders and holdings carry: a band's id, or a ladder threshold's `<band id>:yes|no`" }),
+        label: z.string(),
+        outcome: z.enum(['yes', 'no']),
+        bandIndex: z.number().int().meta({ description: 'The band it is (band events) or whose lower bound is its threshold (ladders)' }),
+      }),
+    )
+    .meta({ description: 'The venue tokens positions on this event hold and orders trade' }),
 });
 const percent = () => z.number().nullable().meta({ description: 'Percent; null when the cost is 0' });
 const sideSlippage = z.object({ buyCost: z.number(), sellValue: z.number(), spread: z.number(), spreadPercent: z.number() });

@@ -83,15 +83,28 @@ export const positionDetail = z.object({
   createdAt: isoString(),
   closedAt: isoString().nullable(),
   failureReason: z.string().nullable().meta({ description: 'Set when the buy did not fill every band and was unwound' }),
-  bands: z.array(
-    z.object({
-      bandId: z.string(),
-      label: z.string().nullable(),
-      tokens: shares('Held'),
-      entryPrice: usd('Average price paid per share'),
-      currentPrice: usd('Best bid'),
-    }),
-  ),
+  bands: z
+    .array(
+      z.object({
+        bandId: z.string(),
+        label: z.string().nullable(),
+        tokens: shares('Held: for a ladder, the shares that pay if this band wins (from the threshold tokens held)'),
+        entryPrice: usd('Average price paid per share').nullable().meta({ description: "Average price paid per share; null for a ladder's band (paid per threshold token: see holdings)" }),
+        currentPrice: usd('Best bid'),
+      }),
+    )
+    .meta({ description: 'In band terms: what the position pays per band (band events hold each band as its token)' }),
+  holdings: z
+    .array(
+      z.object({
+        tokenId: z.string().meta({ description: "Our token id: a band's id, or a ladder threshold's `<band id>:yes|no`" }),
+        label: z.string().nullable(),
+        tokens: shares('Held'),
+        entryPrice: usd('Average price paid per share'),
+        currentPrice: usd('Best bid'),
+      }),
+    )
+    .meta({ description: 'In token terms: the venue tokens held (a ladder position holds threshold Yes and No tokens; docs/trading.md "Ladders")' }),
 });
 
 export const trade = z.object({
@@ -120,14 +133,15 @@ export const buyQuote = z.object({
   bands: z
     .array(
       z.object({
-        bandId: z.string(),
+        bandId: z.string().meta({ description: "The token bought: a band's id, or a ladder threshold's `<band id>:yes` / `<band id>:no`" }),
+        label: z.string().meta({ description: 'The band, or for a ladder the threshold token (e.g. "Yes: above $10B")', example: 'Yes: above $10B' }),
         shares: shares('To buy'),
         cost: usd('What these shares cost walking the asks now'),
         worstPrice: usd("The order's limit: the worst ask level the shares reach"),
         maxCost: usd('shares × worstPrice: the most this band can cost if the book moves before the fill'),
       }),
     )
-    .meta({ description: 'One order per band whose weight is positive, in band order' }),
+    .meta({ description: 'One order per token the position holds: per band whose weight is positive (band events), per threshold Yes or No token the replication uses (ladders; docs/trading.md "Ladders")' }),
   totalCost: usd('Σ cost: what the buy pays against unchanged books'),
   averagePrice: usd('totalCost / units: USD per unit (what maxAveragePrice is compared with)'),
   maxCost: usd('Σ maxCost: the most the buy can spend; never more than requestedAmount'),

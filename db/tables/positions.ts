@@ -48,7 +48,11 @@ export const positions = pgTable(
   ],
 );
 
-/** A position's holding of one band token. `reserved` shares are in PENDING sell orders. */
+/**
+ * A position's holding of one venue token. `reserved` shares are in PENDING sell orders. On a band
+ * event the token is a band's (bandIndex its index, bandId its id); on a ladder it is a threshold's
+ * Yes or No (bandId `<band id>:yes|no`, bandIndex the token's index: valuation/ladder.ts).
+ */
 export const positionBands = pgTable(
   'position_bands',
   {
@@ -211,8 +215,11 @@ export const settlements = pgTable(
     /** Cost basis the position still carried. */
     costMicros: micros('cost_micros').notNull(),
     realizedPnlMicros: micros('realized_pnl_micros').notNull(),
-    /** Every band token the position held (winners redeemed, losers worthless): what the venue takes back. */
-    holdings: jsonb('holdings').$type<{ tokenId: string; sharesMicros: number }[]>().notNull(),
+    /**
+     * Every token the position held (winners redeemed, losers worthless): what the venue takes back.
+     * `pays`: the token pays out (absent on rows written before ladders traded: the winning band's did).
+     */
+    holdings: jsonb('holdings').$type<{ tokenId: string; sharesMicros: number; pays?: boolean }[]>().notNull(),
     settledAt: at('settled_at').notNull().defaultNow(),
     /** When the venue paid the proceeds; null while the payment is outstanding. */
     paidAt: at('paid_at'),

@@ -41,23 +41,20 @@ export async function runDiscoveryPass(handles: CoreHandles, options: { dryRun?:
     if (reading.ok) recognised.push({ record: reading.record, gamma: gammaEventSchema.parse(event) });
     else report.skipped.push({ slug: slugOf(event), reason: reading.reason });
   }
-  // A ladder is not yet priced or traded from its threshold tokens on the live venue (docs/trading.md,
-  // "Ladders"): there it is always proposed, for an operator to list knowingly, never listed at once.
-  const autoListed = ({ record }: DiscoveredEvent) => config.discovery.autoList && !(record.venue.structure === 'ladder' && config.venue === 'polymarket');
+  // One policy for band events and ladders alike: both trade on every venue (docs/trading.md "Ladders").
+  const autoList = config.discovery.autoList;
   if (report.dryRun) {
     // What a pass would write, named as it would name them (without its lock: nothing is written).
     const names = await eventNames(database.db);
     for (const item of recognised) {
       if (names.known(item.record)) report.known.push(item.record.venue.eventSlug ?? item.record.id);
-      else report.added.push({ eventId: names.claim(item.record), venueEventSlug: item.record.venue.eventSlug, listing: autoListed(item) ? 'listed' : 'proposed' });
+      else report.added.push({ eventId: names.claim(item.record), venueEventSlug: item.record.venue.eventSlug, listing: autoList ? 'listed' : 'proposed' });
     }
   } else {
-    for (const [group, autoList] of [[recognised.filter(autoListed), true], [recognised.filter((item) => !autoListed(item)), false]] as const) {
-      const written = await addDiscoveredEvents(database.db, [...group], { autoList });
-      report.added.push(...written.added);
-      report.known.push(...written.known);
-      report.skipped.push(...written.skipped);
-    }
+    const written = await addDiscoveredEvents(database.db, recognised, { autoList });
+    report.added.push(...written.added);
+    report.known.push(...written.known);
+    report.skipped.push(...written.skipped);
   }
   for (const { slug, reason } of report.skipped) logger.info('event discovery skipped an event', { slug, reason });
   for (const added of report.added) logger.info(report.dryRun ? 'event discovery would add' : 'event discovery added', { ...added });

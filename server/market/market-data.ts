@@ -5,10 +5,16 @@
  */
 import type { Db } from '../../db/client.ts';
 import { listEvents, type EventWithBands } from '../events/queries.ts';
+import { isLadder, tokensOf } from '../events/tokens.ts';
+import { ladderBandBooks } from '../valuation/index.ts';
 import type { OrderBook, Venue } from '../venues/venue.ts';
 
 export interface MarketSnapshot {
   events: EventWithBands[];
+  /**
+   * By token id: every token the events trade (a band's; a ladder threshold's Yes and No), and by
+   * band id a ladder band's book derived from its thresholds (valuation/ladder.ts).
+   */
   books: Map<string, OrderBook>;
   fetchedAt: Date;
 }
@@ -78,9 +84,20 @@ export class MarketData {
 
   private async refresh(seq: number): Promise<MarketSnapshot> {
     const events = await listEvents(this.db);
-    const books = await this.venue.getOrderBooks(events.flatMap((e) => e.bands.map((b) => b.id)));
+    const books = withLadderBands(events, await this.venue.getOrderBooks(events.flatMap((e) => tokensOf(e).map((t) => t.id))));
     const snapshot = { events, books, fetchedAt: new Date(this.now()) };
     this.current = { snapshot, expiresAt: this.now() + this.ttlMs, seq };
     return snapshot;
   }
+}
+
+/** The venue's books plus, for each ladder event, its bands' books derived from the thresholds' Yes books. */
+export function withLadderBands(events: EventWithBands[], books: Map<string, OrderBook>): Map<string, OrderBook> {
+  for (const event of events) {
+    if (!isLadder(event)) continue;
+    const tokens = tokensOf(event).filter((t) => t.outcome === 'yes');
+    const derived = ladderBandBooks(tokens.map((t) => books.get(t.id)));
+    event.bands.forEach((band, i) => books.set(band.id, { tokenId: band.id, ...derived[i]! }));
+  }
+  return books;
 }

@@ -4,6 +4,7 @@
  */
 import { ApiError } from '../errors.ts';
 import type { EventWithBands } from '../events/queries.ts';
+import { tokensOf } from '../events/tokens.ts';
 import { quoteEvent, type BandMarket, type Floors } from '../valuation/index.ts';
 import { topOfBook } from '../venues/venue.ts';
 import type { MarketSnapshot } from './market-data.ts';
@@ -20,7 +21,9 @@ export function eventSummary(e: EventWithBands) {
     winningBandId: winningBandIdOf(e),
     endDate: e.endDate?.toISOString() ?? null,
     venue: { name: e.venue.name, eventSlug: e.venue.eventSlug },
+    structure: e.venue.structure,
     bands: e.bands.map((b) => ({ id: b.id, label: b.label, minValuation: b.minValuation, maxValuation: b.maxValuation })),
+    tokens: tokensOf(e).map((t) => ({ id: t.id, label: t.label, outcome: t.outcome, bandIndex: t.bandIndex })),
   };
 }
 

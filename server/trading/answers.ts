@@ -5,6 +5,8 @@
  * Valuation is at the bids: what the holdings would fetch if sold now.
  */
 import type { EventWithBands } from '../events/queries.ts';
+import { isLadder, tokensOf } from '../events/tokens.ts';
+import { bandExposure } from '../valuation/index.ts';
 import { MICROS_PER_USD, microRatio, microsToUsd, roundToMicro } from '../lib/money.ts';
 import type { MarketSnapshot } from '../market/market-data.ts';
 import type { OrderBook } from '../venues/venue.ts';
@@ -81,21 +83,44 @@ export function positionSummary(position: SummaryPositionRow, totals: BandTotals
   };
 }
 
-/** The detail shape: no size and no unrealizedPnlPercent (docs/api.md "Position"). */
+/** Labels of an event's tokens and bands by id (a ladder's threshold tokens, and its bands for older holdings). */
+function labelsOf(event: EventWithBands | undefined): Map<string, string> {
+  if (!event) return new Map();
+  return new Map([...event.bands.map((b) => [b.id, b.label] as const), ...tokensOf(event).map((t) => [t.id, t.label] as const)]);
+}
+
+/**
+ * The detail shape: no size and no unrealizedPnlPercent (docs/api.md "Position"). `holdings` are the
+ * tokens held; `bands` what they pay band by band — the same rows for a band event, the sum of the
+ * threshold tokens for a ladder (valuation/ladder.ts `bandExposure`).
+ */
 export function positionDetail(position: PositionRow, bands: ValuedBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
   const f = figures(position, totalsOf(bands, books));
+  const labels = labelsOf(event);
+  const holdings = bands.map((b) => ({
+    tokenId: b.bandId,
+    label: labels.get(b.bandId) ?? null,
+    tokens: microsToUsd(b.sharesMicros),
+    entryPrice: microRatio(b.entryCostMicros, b.boughtMicros),
+    currentPrice: microsToUsd(bidOf(books.get(b.bandId))),
+  }));
+  const bandTerms =
+    event && isLadder(event)
+      ? bandExposure(bands.map((b) => ({ tokenId: b.bandId, sharesMicros: b.sharesMicros })), event.bands.map((b) => b.id)).map((shares, i) => ({
+          bandId: event.bands[i]!.id,
+          label: event.bands[i]!.label,
+          tokens: microsToUsd(shares),
+          entryPrice: null,
+          currentPrice: microsToUsd(bidOf(books.get(event.bands[i]!.id))),
+        }))
+      : holdings.map(({ tokenId, ...rest }) => ({ bandId: tokenId, ...rest }));
   return {
     ...positionCore(position, f, realizedMicros),
     floorL: position.floorL,
     floorS: position.floorS,
     failureReason: position.failureReason,
-    bands: bands.map((b) => ({
-      bandId: b.bandId,
-      label: event?.bands[b.bandIndex]?.label ?? null,
-      tokens: microsToUsd(b.sharesMicros),
-      entryPrice: microRatio(b.entryCostMicros, b.boughtMicros),
-      currentPrice: microsToUsd(bidOf(books.get(b.bandId))),
-    })),
+    bands: bandTerms,
+    holdings,
   };
 }
 
@@ -137,6 +162,7 @@ export function orderSummary(o: OrderRow) {
   };
 }
 
+/** `bandLabel`: the band's label, or a ladder threshold token's ("Yes: above $10B"). */
 export function orderDetail(o: OrderRow, bandLabel: string | null) {
   return { ...orderSummary(o), bandLabel, remaining: microsToUsd(o.requestedMicros - o.filledMicros), txHash: o.txHash };
 }

@@ -14,7 +14,8 @@ import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { formatUsd, MICROS_PER_USD_BIGINT, microRatio, microsToUsd } from '../lib/money.ts';
 import type { TradingHandles } from './handles.ts';
-import { sizeBuy, weightsFor, type BuyPlan, type Floors, type Side } from '../valuation/index.ts';
+import { replicate, sizeBuy, weightsFor, type BuyPlan, type EventToken, type Floors, type Side } from '../valuation/index.ts';
+import { isLadder, tokensOf } from '../events/tokens.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, settlePosition, type Execution } from './execution.ts';
 import { loadPosition, recordBuyIntent, type OrderRow, type PositionRow } from './ledger-writes.ts';
@@ -64,7 +65,7 @@ function failureError(position: PositionRow, orders: OrderRow[]): ApiError {
   const got = orders.filter((o) => o.side === 'SELL').reduce((s, o) => s + o.notionalMicros - o.feesMicros, 0);
   const held = position.status === 'open' ? ` Some shares could not be sold back and stay in position ${position.id}.` : '';
   const money = paid > 0 ? ` The filled bands were sold back: paid $${formatUsd(paid)}, received $${formatUsd(got)}.` : ' Nothing was filled.';
-  const text = `The venue did not fill band ${failed?.bandIndex ?? '?'} (${reason}); the buy is cancelled (position ${position.id}).${money}${held}`;
+  const text = `The venue did not fill ${failed ? `${failed.bandId.includes(':') ? 'token' : 'band'} ${failed.bandId}` : 'an order'} (${reason}); the buy is cancelled (position ${position.id}).${money}${held}`;
   return new ApiError(reason === 'insufficient-balance' ? 'INSUFFICIENT_BALANCE' : 'ORDER_REJECTED', text);
 }
 
@@ -85,8 +86,11 @@ export async function tradableEvent(services: TradingHandles, eventId: string) {
 export interface PlannedBuy {
   eventId: string;
   floors: Floors;
-  /** Band id of every band, by band index. */
-  tokenIds: string[];
+  /**
+   * The tokens the plan buys, in the plan's order (plan.bands[i] is tokens[i]): every band of a band
+   * event; a ladder's threshold tokens with a positive amount (valuation/ladder.ts).
+   */
+  tokens: EventToken[];
   plan: BuyPlan;
   /** The least amount a buy of this event and side (and floors) accepts on these books. */
   minimumAmountMicros: number;
@@ -98,12 +102,24 @@ export interface PlannedBuy {
  */
 export async function planBuy(execution: Execution, event: Awaited<ReturnType<typeof tradableEvent>>, settings: Settings, request: BuyRequest): Promise<PlannedBuy> {
   const floors: Floors = { floorL: request.floorL ?? settings.floorL, floorS: request.floorS ?? settings.floorS };
-  const tokenIds = event.bands.map((b) => b.id);
-  if (!tokenIds.length) throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} has no bands to trade`);
-  const books = await freshBooks(execution, tokenIds);
-  const asks = tokenIds.map((id) => books.get(id)?.asks ?? []);
-  const weights = weightsFor(request.side, tokenIds.length, floors);
-  const sizing = sizeBuy(weights, asks, request.amountMicros, execution.venue.rules);
+  if (!event.bands.length || (isLadder(event) && event.bands.length < 2)) throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} has no bands to trade`);
+  // Each band's weight, held as the band's token or (a ladder) as the threshold tokens that replicate it;
+  // a ladder buys only the tokens its replication uses.
+  const weights = weightsFor(request.side, event.bands.length, floors);
+  const structure = event.venue.structure;
+  const used = replicate(structure, weights)
+    .map((amount, i) => ({ amount, i }))
+    .filter((t) => !isLadder(event) || t.amount > 1e-12)
+    .map((t) => t.i);
+  const all = tokensOf(event);
+  const tokens = used.map((i) => all[i]!);
+  const holding = (bandShares: number[]) => {
+    const shares = replicate(structure, bandShares);
+    return used.map((i) => shares[i]!);
+  };
+  const books = await freshBooks(execution, tokens.map((t) => t.id));
+  const asks = tokens.map((t) => books.get(t.id)?.asks ?? []);
+  const sizing = sizeBuy(weights, asks, request.amountMicros, execution.venue.rules, isLadder(event) ? holding : undefined);
   if (!sizing.ok) {
     if (sizing.reason === 'no-liquidity') throw new ApiError('ORDER_REJECTED', `The books of ${event.id} are too thin for even the smallest position`);
     const minimum = sizing.minimumAmountMicros === null ? 'no amount reaches it with these floors' : `the minimum amount for ${event.id} ${request.side} is $${formatUsd(sizing.minimumAmountMicros)}`;
@@ -116,7 +132,7 @@ export async function planBuy(execution: Execution, event: Awaited<ReturnType<ty
     // the price reached: that is what a quote sells (docs/decisions.md §7).
     throw new ApiError('ORDER_REJECTED', `maxAveragePrice: the plan's average price per unit at the current asks is above the $${formatUsd(limit)} allowed; nothing was sent (POST /api/trading/quote prices it)`);
   }
-  return { eventId: event.id, floors, tokenIds, plan, minimumAmountMicros: sizing.minimumAmountMicros };
+  return { eventId: event.id, floors, tokens, plan, minimumAmountMicros: sizing.minimumAmountMicros };
 }
 
 export async function buy(services: TradingHandles, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
@@ -124,7 +140,7 @@ export async function buy(services: TradingHandles, user: TradingUser, request: 
   const event = await tradableEvent(services, request.eventId);
   const settings = await getSettings(execution.db, user);
   const credentials = await openCredentials(execution.db, services.credentialCipher, user, settings);
-  const { floors, tokenIds, plan } = await planBuy(execution, event, settings, request);
+  const { floors, tokens, plan } = await planBuy(execution, event, settings, request);
 
   // The orders commit up to their limits (Σ maxCost), which is what the venue holds them to.
   const collateral = await callVenue('the balance', execution.timeoutMs, () => execution.venue.getCollateral(credentials));
@@ -135,10 +151,11 @@ export async function buy(services: TradingHandles, user: TradingUser, request: 
   const positionId = newId('pos');
   const { operationId, orders } = await recordBuyIntent(execution.db, user, {
     position: { id: positionId, eventId: event.id, side: request.side, ...floors, unitsMicros: plan.unitsMicros },
-    bands: plan.bands.map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, targetMicros: b.shares })),
+    // A record per token, at the token's index (a band's index for a band event: valuation/ladder.ts).
+    bands: plan.bands.map((b) => ({ bandIndex: tokens[b.bandIndex]!.index, bandId: tokens[b.bandIndex]!.id, targetMicros: b.shares })),
     orders: plan.bands
       .filter((b) => b.shares > 0)
-      .map((b) => ({ bandIndex: b.bandIndex, bandId: tokenIds[b.bandIndex]!, side: 'BUY' as const, requestedMicros: b.shares, limitPriceMicros: b.worstPrice })),
+      .map((b) => ({ bandIndex: tokens[b.bandIndex]!.index, bandId: tokens[b.bandIndex]!.id, side: 'BUY' as const, requestedMicros: b.shares, limitPriceMicros: b.worstPrice })),
   });
   await hooks.onIntent?.(positionId, operationId);
 

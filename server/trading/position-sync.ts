@@ -14,6 +14,7 @@ import { openCredentials } from './credentials.ts';
 import { executionOf } from './execution.ts';
 import { syncOrders } from './order-sync.ts';
 import { bandsOf } from './queries.ts';
+import { tokensOf } from '../events/tokens.ts';
 import { closeAsGone } from './ledger-writes.ts';
 import { getSettings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
@@ -36,9 +37,9 @@ export async function syncPositions(services: TradingHandles, user: TradingUser,
     .orderBy(asc(positions.createdAt), asc(positions.id));
   const bands = await bandsOf(execution.db, active.map((p) => p.id));
   const snapshot = await services.marketData.snapshot();
-  const supported = snapshot.events.flatMap((e) => e.bands.map((b) => ({ eventId: e.id, band: b })));
-  // Every supported band, and every band a position holds (even one no longer listed in the snapshot).
-  const tokenIds = [...new Set([...supported.map((s) => s.band.id), ...[...bands.values()].flat().map((b) => b.bandId)])];
+  const supported = snapshot.events.flatMap((e) => tokensOf(e).map((token) => ({ eventId: e.id, token })));
+  // Every token the listed events trade, and every token a position holds (even one no longer listed in the snapshot).
+  const tokenIds = [...new Set([...supported.map((s) => s.token.id), ...[...bands.values()].flat().map((b) => b.bandId)])];
   const balances = await callVenue('the wallet balances', execution.timeoutMs, () => execution.venue.getTokenBalances(credentials, tokenIds, wallet));
   // Only the funding wallet's balances can close positions: another address proves nothing about them.
   const mayClose = funding !== null && wallet.toLowerCase() === funding.toLowerCase();
@@ -66,8 +67,8 @@ export async function syncPositions(services: TradingHandles, user: TradingUser,
 
   const proven = new Set(checked.filter((p) => p.status === 'open' && p.onChainVerified).map((p) => p.id));
   const untracked = supported
-    .filter((s) => (free.get(s.band.id) ?? 0) > 0)
-    .map((s) => ({ bandId: s.band.id, eventId: s.eventId, label: s.band.label, tokens: microsToUsd(free.get(s.band.id)!) }));
+    .filter((s) => (free.get(s.token.id) ?? 0) > 0)
+    .map((s) => ({ bandId: s.token.id, eventId: s.eventId, label: s.token.label, tokens: microsToUsd(free.get(s.token.id)!) }));
   return {
     walletAddress: wallet,
     synced: checked.length,

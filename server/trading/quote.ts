@@ -19,11 +19,13 @@ export function quoteResult(request: BuyRequest, planned: PlannedBuy) {
     floorL: planned.floors.floorL,
     floorS: planned.floors.floorS,
     units: microsToUsd(plan.unitsMicros),
-    // The bands that get an order (a band whose weight is 0 gets none), in band order.
+    // The tokens that get an order (a band whose weight is 0 gets none), in token order: a band
+    // event's bands, a ladder's threshold tokens (`<band id>:yes|no`).
     bands: plan.bands
       .filter((b) => b.shares > 0)
       .map((b) => ({
-        bandId: planned.tokenIds[b.bandIndex]!,
+        bandId: planned.tokens[b.bandIndex]!.id,
+        label: planned.tokens[b.bandIndex]!.label,
         shares: microsToUsd(b.shares),
         cost: microsToUsd(b.cost),
         worstPrice: microsToUsd(b.worstPrice),

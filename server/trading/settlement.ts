@@ -1,6 +1,7 @@
 /**
  * Settlement, exactly once: every open position of a resolved event is paid its winning
- * shares × $1 (of a voided event: every share $0.50, Polymarket's 50-50 for a cancelled market), and
+ * shares × $1 (the winning band's token, or a ladder's threshold tokens on the winner's side:
+ * valuation/ladder.ts `tokenPays`) (of a voided event: every share $0.50, Polymarket's 50-50 for a cancelled market), and
  * its remaining cost basis is released as realised P&L.
  *
  * Two steps, so that retries, two instances settling at once and a crash in between all pay once:
@@ -23,6 +24,7 @@ import type { TradingHandles } from './handles.ts';
 import { openCredentials } from './credentials.ts';
 import { emitPositionSettled } from '../notifications/announce.ts';
 import { errorSummary } from '../lib/error-message.ts';
+import { tokenPays } from '../valuation/index.ts';
 
 /** The SETTLE trade's bandId when a voided event paid every band. */
 export const VOIDED_BAND_ID = '*';
@@ -90,8 +92,12 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
     // Units scale with the shares held, as the position answers compute them (answers.ts `figures`).
     const unitsMicros = target === 0n ? 0 : Number((BigInt(position.unitsMicros) * held) / target);
     const winningBandIndex = voided ? null : event!.bandIndex;
-    const [winningBand] = winningBandIndex === null ? [] : await tx.select({ id: eventBands.id }).from(eventBands).where(and(eq(eventBands.eventId, position.eventId), eq(eventBands.bandIndex, winningBandIndex)));
-    const winningShares = voided ? 0 : (bands.find((b) => b.bandIndex === winningBandIndex)?.sharesMicros ?? 0);
+    const eventBandRows = await tx.select({ id: eventBands.id, bandIndex: eventBands.bandIndex }).from(eventBands).where(eq(eventBands.eventId, position.eventId));
+    const indexOf = new Map(eventBandRows.map((b) => [b.id, b.bandIndex]));
+    const winningBand = eventBandRows.find((b) => b.bandIndex === winningBandIndex);
+    // Which tokens pay $1: the winning band's (band events), or each ladder threshold token on the winner's side.
+    const pays = (tokenId: string) => winningBandIndex !== null && tokenPays(tokenId, winningBandIndex, (id) => indexOf.get(id)) === 1;
+    const winningShares = voided ? 0 : bands.reduce((s, b) => s + (pays(b.bandId) ? b.sharesMicros : 0), 0);
     // A winning share pays $1 (micro-shares × $1 = micro-USD); a voided event's shares $0.50 each, rounded down per band.
     const proceedsMicros = voided ? bands.reduce((s, b) => s + Number((BigInt(b.sharesMicros) * BigInt(VOIDED_PAYOUT_MICROS)) / MICROS_PER_USD_BIGINT), 0) : winningShares;
     const costMicros = bands.reduce((s, b) => s + b.costMicros, 0);
@@ -118,7 +124,7 @@ async function recordSettlement(db: Db, positionId: string): Promise<'settled' |
         winningBandIndex,
         winningSharesMicros: winningShares,
         costMicros,
-        holdings: bands.filter((b) => b.sharesMicros > 0).map((b) => ({ tokenId: b.bandId, sharesMicros: b.sharesMicros })),
+        holdings: bands.filter((b) => b.sharesMicros > 0).map((b) => ({ tokenId: b.bandId, sharesMicros: b.sharesMicros, pays: voided || pays(b.bandId) })),
       })
       .onConflictDoNothing()
       .returning({ id: settlements.id });
@@ -182,7 +188,8 @@ export async function payUnpaidSettlements(services: TradingHandles, eventId?: s
     try {
       const owner = { accountId: s.accountId, userId: s.userId };
       const credentials = () => openCredentials(db, services.credentialCipher, owner);
-      const payingTokenIds = s.outcome === 'voided' ? s.holdings.map((h) => h.tokenId) : s.winningBandId ? [s.winningBandId] : [];
+      // Holdings recorded before `pays` existed held band tokens only: the winning band's paid.
+      const payingTokenIds = s.outcome === 'voided' ? s.holdings.map((h) => h.tokenId) : s.holdings.filter((h) => h.pays ?? h.tokenId === s.winningBandId).map((h) => h.tokenId);
       const { txHash } = await venue.redeem({ settlementId: s.id, owner, holdings: s.holdings, payingTokenIds, payoutMicros: s.proceedsMicros }, credentials);
       // Recorded whoever holds the lease now (the venue paid this id once, whoever asked); never twice.
       const marked = await db

@@ -2,3 +2,4 @@
 export * from './weights.ts';
 export * from './quote.ts';
 export * from './sizing.ts';
+export * from './ladder.ts';

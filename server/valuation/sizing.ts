@@ -85,13 +85,24 @@ export interface BuyPlan {
   maxCostMicros: number;
 }
 
-/** The plan for U units, or null when some band's book is too thin for it. */
-export function planForUnits(weights: number[], asks: BookLevel[][], unitsMicros: number, rules: VenueRules): BuyPlan | null {
+/**
+ * How a position's band shares are held as venue tokens: band shares in, token shares out (integer
+ * micro-shares, each a multiple of the share step when the band shares are). A band event holds
+ * each band as its token (the identity); a ladder its threshold tokens (ladder.ts `replicate`).
+ * `asks` and the plan's entries follow the tokens' order.
+ */
+export type TokenHolding = (bandShares: number[]) => number[];
+const asBands: TokenHolding = (bandShares) => bandShares;
+
+/** The plan for U units, or null when some token's book is too thin for it. */
+export function planForUnits(weights: number[], asks: BookLevel[][], unitsMicros: number, rules: VenueRules, holding: TokenHolding = asBands): BuyPlan | null {
   const bands: BandOrderPlan[] = [];
   let total = 0;
   let max = 0;
-  for (let i = 0; i < weights.length; i++) {
-    const shares = sharesFor(weights[i]!, unitsMicros, rules);
+  // Each band's shares are rounded once, then held as tokens: what a band pays is the same however it is held.
+  const tokenShares = holding(weights.map((w) => sharesFor(w, unitsMicros, rules)));
+  for (let i = 0; i < tokenShares.length; i++) {
+    const shares = tokenShares[i]!;
     const walked = walk(asks[i]!, shares);
     if (walked.remaining > 0n) return null;
     const band = { bandIndex: i, shares, cost: ceilMicros(walked.amount), worstPrice: walked.lastPrice, maxCost: ceilMicros(BigInt(shares) * BigInt(walked.lastPrice)) };
@@ -120,6 +131,22 @@ export function minimumUnits(weights: number[], rules: VenueRules): number {
   return units;
 }
 
+/**
+ * The smallest units at which every token a holding buys reaches the venue's minimum: found from the
+ * tokens' per-unit amounts (the holding of the weights themselves), then checked on the rounded
+ * shares; where rounding leaves a token short, the units at which a token cannot be short (its
+ * amount × U exceeds the minimum by two steps, the most two roundings take).
+ */
+function minimumHeldUnits(weights: number[], rules: VenueRules, holding: TokenHolding): number {
+  const amounts = holding(weights).map((a) => (a > 1e-12 ? a : 0));
+  const tokensAt = (u: number) => holding(weights.map((w) => sharesFor(w, u, rules)));
+  const reaches = (u: number) => tokensAt(u).every((shares, i) => amounts[i] === 0 || shares >= rules.minOrderMicros);
+  const first = minimumUnits(amounts, rules);
+  if (!Number.isFinite(first) || reaches(first)) return first;
+  const safe = Math.max(...amounts.filter((a) => a > 0).map((a) => Math.ceil((rules.minOrderMicros + 2 * rules.shareStepMicros) / a)));
+  return reaches(safe) ? safe : Number.POSITIVE_INFINITY;
+}
+
 export type SizingResult =
   | { ok: true; plan: BuyPlan; minimumAmountMicros: number }
   | { ok: false; reason: 'below-minimum' | 'no-liquidity'; minimumAmountMicros: number | null };
@@ -129,16 +156,16 @@ export type SizingResult =
  * shares never reach a better level), so a binary search over U finds it. The minimum amount is the
  * smallest plan's maxCostMicros: the least amount a buy of this event and side accepts.
  */
-export function sizeBuy(weights: number[], asks: BookLevel[][], amountMicros: number, rules: VenueRules): SizingResult {
-  const minUnits = minimumUnits(weights, rules);
+export function sizeBuy(weights: number[], asks: BookLevel[][], amountMicros: number, rules: VenueRules, holding: TokenHolding = asBands): SizingResult {
+  const minUnits = holding === asBands ? minimumUnits(weights, rules) : minimumHeldUnits(weights, rules, holding);
   if (!Number.isFinite(minUnits)) return { ok: false, reason: 'below-minimum', minimumAmountMicros: null };
-  const minimumPlan = planForUnits(weights, asks, minUnits, rules);
+  const minimumPlan = planForUnits(weights, asks, minUnits, rules, holding);
   const minimumAmountMicros = minimumPlan?.maxCostMicros ?? null;
   if (!minimumPlan) return { ok: false, reason: 'no-liquidity', minimumAmountMicros };
   if (minimumPlan.maxCostMicros > amountMicros) return { ok: false, reason: 'below-minimum', minimumAmountMicros };
 
   const fits = (u: number) => {
-    const plan = planForUnits(weights, asks, u, rules);
+    const plan = planForUnits(weights, asks, u, rules, holding);
     return plan !== null && plan.maxCostMicros <= amountMicros ? plan : null;
   };
   let low = minUnits; // fits

@@ -11,6 +11,7 @@ import { RelayerHttp } from './polymarket/relayer-http.ts';
 import { createRedemptionChain } from '../chain/redemption-chain.ts';
 import { PolymarketVenue } from './polymarket/venue.ts';
 import type { Venue } from './venue.ts';
+import { parseLadderTokenId } from '../valuation/index.ts';
 
 /** The venue named by VENUE. The paper venue centres its books on the bands' seed prices. */
 export function createVenue(config: Config, db: Db, now?: () => number): Venue {
@@ -45,10 +46,16 @@ export function createVenue(config: Config, db: Db, now?: () => number): Venue {
     drift: config.paper.drift,
     referencePrices: async (tokenIds) => {
       if (!tokenIds.length) return new Map();
-      // Prepared: every paper order reads its token's price (a fresh book per order).
+      const thresholds = tokenIds.map(parseLadderTokenId).filter((t) => t?.outcome === 'yes').map((t) => t!.bandId);
+      // Prepared: every paper order reads its token's price (a fresh book per order). A band's token is
+      // centred on the band's seed price; a ladder threshold's Yes on the sum over the bands above it.
       const statement = preparedSql<{ id: string; seed_price: number }>(db, 'paper_reference_prices', sql`
-        select id, seed_price from event_bands where id = any(${sql.placeholder('ids')}::text[])`);
-      const rows = await statement.execute({ ids: tokenIds });
+        select id, seed_price from event_bands where id = any(${sql.placeholder('ids')}::text[])
+        union all
+        select t.id || ':yes', sum(b.seed_price) from event_bands t
+          join event_bands b on b.event_id = t.event_id and b.band_index >= t.band_index
+          where t.id = any(${sql.placeholder('thresholds')}::text[]) group by t.id`);
+      const rows = await statement.execute({ ids: tokenIds, thresholds });
       return new Map(rows.map((r) => [r.id, Number(r.seed_price)]));
     },
   });

@@ -78,3 +78,12 @@ export function paperBook(shape: PaperBookShape, tokenId: string, reference: num
   }
   return { tokenId, bids, asks, lastTradeMicros: midMicros, tickMicros };
 }
+
+/**
+ * The book of a token's complement (a ladder threshold's No against its Yes): what buys one sells
+ * the other, at 1 − the price, as the live venue's matching of complementary orders makes them.
+ */
+export function mirrorBook(book: OrderBook, tokenId: string): OrderBook {
+  const flip = (l: BookLevel) => ({ priceMicros: MICROS_PER_USD - l.priceMicros, sizeMicros: l.sizeMicros });
+  return { tokenId, bids: book.asks.map(flip), asks: book.bids.map(flip), lastTradeMicros: book.lastTradeMicros === null ? null : MICROS_PER_USD - book.lastTradeMicros, tickMicros: book.tickMicros };
+}

@@ -6,7 +6,8 @@
 import type { Db } from '../../db/client.ts';
 import { ApiError } from '../errors.ts';
 import type { VenueRules } from '../valuation/index.ts';
-import { paperBook, type TickRule } from './paper-book.ts';
+import { ladderTokenId, parseLadderTokenId } from '../valuation/index.ts';
+import { mirrorBook, paperBook, type TickRule } from './paper-book.ts';
 import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, payPaperSettlement, placePaperOrder } from './paper-ledger.ts';
 import type { MarketableOrder, OrderBook, Redemption, Venue, VenueCredentials, VenueOrder, VenueOwner } from './venue.ts';
 
@@ -47,9 +48,20 @@ export class PaperVenue implements Venue {
     return paperBook(this.options, tokenId, reference, this.now());
   }
 
+  /** A ladder threshold's No book mirrors its Yes book (mirrorBook); every other token has its own. */
   async getOrderBooks(tokenIds: string[]): Promise<Map<string, OrderBook>> {
-    const references = await this.options.referencePrices(tokenIds);
-    return new Map(tokenIds.map((id) => [id, this.book(id, references.get(id))]));
+    const complementOf = (id: string) => {
+      const ladder = parseLadderTokenId(id);
+      return ladder?.outcome === 'no' ? ladderTokenId(ladder.bandId, 'yes') : undefined;
+    };
+    const priced = [...new Set(tokenIds.map((id) => complementOf(id) ?? id))];
+    const references = await this.options.referencePrices(priced);
+    return new Map(
+      tokenIds.map((id) => {
+        const yes = complementOf(id);
+        return [id, yes ? mirrorBook(this.book(yes, references.get(yes)), id) : this.book(id, references.get(id))];
+      }),
+    );
   }
 
   async checkCredentials(credentials: VenueCredentials): Promise<void> {

@@ -144,8 +144,8 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       const listed = await (await rig.t.request('/api/trading/positions', { headers: who.headers })).json();
       expect(await row.getByRole('cell').nth(3).textContent()).toBe(formatUsd(listed.positions[0].cost)); // the cost basis (the value moves with the bids)
       await row.getByRole('button', { name: `Details of ${event.name} LONG position` }).click();
-      await page.getByRole('img', { name: `Bands of the ${event.name} LONG position: value held per band at the best bid, and the bid price per share` }).waitFor();
-      expect(await page.getByRole('table', { name: 'Bands' }).getByRole('row').count()).toBe(1 + bought.body.orders.length);
+      await page.getByRole('img', { name: `Holdings of the ${event.name} LONG position: value held per token at the best bid, and the bid price per share` }).waitFor();
+      expect(await page.getByRole('table', { name: 'Holdings' }).getByRole('row').count()).toBe(1 + bought.body.orders.length);
       await shot(page, 'trading', width);
       await expectAccessible(page, 'trading');
       await page.getByLabel('Percentage to sell').fill('100');
@@ -161,6 +161,19 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByRole('status').filter({ hasText: 'Sold 100%' }).getByText(formatSignedUsd(closed.realizedPnl)).waitFor();
       await page.getByLabel('Closed', { exact: true }).check();
       await positionsTable.getByRole('row').filter({ hasText: event.name }).getByText('Closed', { exact: true }).waitFor();
+
+      // A ladder position: the threshold tokens it holds, and what they pay band by band.
+      const ladder = open.find((e: any) => e.structure === 'ladder');
+      const ladderBuy = await buy(rig.t, who, { eventId: ladder.id, side: 'SHORT', amount: 60 });
+      expect(ladderBuy.res.status).toBe(200);
+      await page.getByLabel('Open', { exact: true }).check();
+      await positionsTable.getByRole('row').filter({ hasText: ladder.name }).getByRole('button', { name: `Details of ${ladder.name} SHORT position` }).click();
+      const pays = page.getByRole('table', { name: 'What it pays per band' });
+      await pays.waitFor();
+      expect(await pays.getByRole('row').count()).toBe(1 + ladder.bands.length);
+      expect(await page.getByRole('table', { name: 'Holdings' }).getByRole('row').filter({ hasText: /^(Yes|No): above/ }).count()).toBe(ladderBuy.body.orders.length);
+      await shot(page, 'ladder-position', width);
+      await expectAccessible(page, 'ladder position');
       await expectBooksAgree(rig.t, who);
 
       // Sign out: the session is gone for the browser and the API alike.

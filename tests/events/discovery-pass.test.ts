@@ -13,7 +13,7 @@ import { runDiscoveryPass, startEventDiscovery } from '../../server/events/disco
 import { createTestApp, DASHBOARD_KEY, TEST_ENV, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders, fundedAccount } from '../harness/factories.ts';
 import { GammaStandin } from '../harness/gamma-standin.ts';
-import { api, buy, trader } from '../harness/trading.ts';
+import { api, buy, sell, trader } from '../harness/trading.ts';
 import { createTradingApp } from '../harness/trading-venue.ts';
 
 const DIR = new URL('../fixtures/gamma/discovery/', import.meta.url);
@@ -96,6 +96,12 @@ describe('a discovery pass', () => {
     const who = await trader(t);
     const bought = await buy(t, who, { eventId: LADDER, side: 'LONG', amount: 100 });
     expect([bought.res.status, bought.body.message]).toEqual([200, undefined]);
+    // Bought as its thresholds' Yes and No tokens (tests/trading/ladder-trading.test.ts checks the replication).
+    for (const order of bought.body.orders) expect(order.bandId).toMatch(/:(yes|no)$/);
+    const half = await sell(t, who, { positionId: bought.body.positionId, percentage: 50 });
+    expect([half.res.status, half.body.status]).toEqual([200, 'open']);
+    const rest = await sell(t, who, { positionId: bought.body.positionId, percentage: 100 });
+    expect([rest.res.status, rest.body.status, rest.body.unsold]).toEqual([200, 'closed', []]);
   });
 
   test('Gamma not answering is 503 VENUE_UNAVAILABLE, and nothing is written', async () => {
@@ -126,7 +132,7 @@ describe('several instances', () => {
 });
 
 describe('on the live venue', () => {
-  test('a ladder is proposed even with EVENT_AUTO_LIST=true (it is not yet priced or traded from its threshold tokens there)', async () => {
+  test('with EVENT_AUTO_LIST=true a ladder is listed at once, like a band event (both trade there)', async () => {
     const ladder = structuredClone(FIXTURES.find((e) => e.slug === LADDER));
     Object.assign(ladder, { id: '502007', slug: 'spacex-ipo-closing-market-cap-above-live' });
     const bands = structuredClone(FIXTURES.find((e) => e.slug === 'anthropic-ipo-closing-market-cap-119'));
@@ -135,7 +141,7 @@ describe('on the live venue', () => {
     const live = { ...t.services, config: { ...t.config, venue: 'polymarket' as const, discovery: { ...t.config.discovery, autoList: true } } };
     const report = await runDiscoveryPass(live, { dryRun: true });
     expect(report.added).toEqual([
-      { eventId: 'spacex-ipo-closing-market-cap-above-live', venueEventSlug: 'spacex-ipo-closing-market-cap-above-live', listing: 'proposed' },
+      { eventId: 'spacex-ipo-closing-market-cap-above-live', venueEventSlug: 'spacex-ipo-closing-market-cap-above-live', listing: 'listed' },
       { eventId: 'anthropic-ipo-closing-market-cap-live', venueEventSlug: 'anthropic-ipo-closing-market-cap-live', listing: 'listed' },
     ]);
     gamma.setEvents(FIXTURES);

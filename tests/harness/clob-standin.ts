@@ -12,6 +12,7 @@ import { verifyL2Signature } from '../../server/venues/polymarket/l2-auth.ts';
 import { recoverOrderSigner, wireOrderHash } from '../../server/venues/polymarket/order-signing.ts';
 import { microsToDecimal } from '../../server/venues/polymarket/wire.ts';
 import { PaperVenue } from '../../server/venues/paper.ts';
+import { mirrorBook } from '../../server/venues/paper-book.ts';
 
 export interface StandinAccount {
   apiKey: string;
@@ -58,7 +59,11 @@ export class ClobStandin {
   private books: PaperVenue;
   private server?: ReturnType<typeof Bun.serve>;
 
-  constructor(private options: { referencePrice: (tokenId: string) => number | undefined; startingCollateralMicros: number; drift?: number; now?: () => number }) {
+  /**
+   * `complementOf`: a No token's Yes token. Its book is the Yes book mirrored (the CLOB matches a buy of
+   * one outcome against a sale of the other), so a No token needs no reference price of its own.
+   */
+  constructor(private options: { referencePrice: (tokenId: string) => number | undefined; complementOf?: (tokenId: string) => string | undefined; startingCollateralMicros: number; drift?: number; now?: () => number }) {
     // The paper venue's book shape (five levels a side around the reference price, depth in dollars),
     // drift included, on Polymarket's tick rule: 0.001 under 0.04 and over 0.96, 0.01 between.
     this.books = new PaperVenue({ seed: 7, drift: options.drift ?? 0, now: options.now, referencePrices: async () => new Map() });
@@ -114,6 +119,8 @@ export class ClobStandin {
   }
 
   private book(tokenId: string) {
+    const yes = this.options.complementOf?.(tokenId);
+    if (yes) return mirrorBook(this.books.book(yes, this.options.referencePrice(yes)), tokenId);
     return this.books.book(tokenId, this.options.referencePrice(tokenId));
   }
 

@@ -79,20 +79,35 @@ export async function createTradingApp(
 
   const database: TestDatabase = options.database ?? (await freshDatabase());
   const bands = await database.db.select({ id: eventBands.id, eventId: eventBands.eventId, bandIndex: eventBands.bandIndex, seedPrice: eventBands.seedPrice }).from(eventBands);
-  const reference = new Map(bands.map((b) => [tokenIdFor(b.id), b.seedPrice]));
-  // Every band gets a venue token, as `npm run events:sync` would give it; the stand-in quotes one
-  // token per band, so every event trades as a bands event there (ladders included).
-  await database.db.update(events).set({ venue: sql`${events.venue} || '{"structure":"bands"}'::jsonb` });
+  const structures = new Map((await database.db.select({ id: events.id, venue: events.venue }).from(events)).map((e) => [e.id, e.venue.structure]));
+  // Every band's market gets venue tokens, as `npm run events:sync` would give them. A band event's
+  // Yes token is priced at the band's seed price; a ladder's "above" market (band i's Yes) at the sum
+  // of the seed prices from band i up; No tokens mirror their Yes books.
+  const reference = new Map(
+    bands.map((b) => {
+      const above = bands.filter((o) => o.eventId === b.eventId && o.bandIndex >= b.bandIndex).reduce((s, o) => s + o.seedPrice, 0);
+      return [tokenIdFor(b.id), structures.get(b.eventId) === 'ladder' ? above : b.seedPrice];
+    }),
+  );
+  const yesOfNo = new Map(bands.map((b) => [tokenIdFor(`${b.id}/no`), tokenIdFor(b.id)]));
   for (const band of bands) {
+    const negRisk = structures.get(band.eventId) !== 'ladder';
     await database.db
       .update(eventBands)
-      .set({ venue: sql`${eventBands.venue} || ${JSON.stringify({ tokenId: tokenIdFor(band.id), noTokenId: tokenIdFor(`${band.id}/no`), conditionId: conditionIdFor(band.id), version: 'v1', negRisk: true })}::jsonb` })
+      .set({ venue: sql`${eventBands.venue} || ${JSON.stringify({ tokenId: tokenIdFor(band.id), noTokenId: tokenIdFor(`${band.id}/no`), conditionId: conditionIdFor(band.id), version: 'v1', negRisk })}::jsonb` })
       .where(eq(eventBands.id, band.id));
   }
   const bandByCondition = new Map(bands.map((b) => [conditionIdFor(b.id), b]));
+  // Our token ids (a band's id; a ladder's `<band id>:yes|no`) and the stand-in's.
+  const ourTokenOf = new Map<string, string>();
+  for (const b of bands) {
+    const ladder = structures.get(b.eventId) === 'ladder';
+    ourTokenOf.set(tokenIdFor(b.id), ladder ? `${b.id}:yes` : b.id);
+    if (ladder) ourTokenOf.set(tokenIdFor(`${b.id}/no`), `${b.id}:no`);
+  }
   const standin =
     options.standin ??
-    new ClobStandin({ referencePrice: (id) => reference.get(id), startingCollateralMicros: config.paper.startingBalanceMicros, drift: config.paper.drift, now: options.standinNow ?? options.now }).start();
+    new ClobStandin({ referencePrice: (id) => reference.get(id), complementOf: (id) => yesOfNo.get(id), startingCollateralMicros: config.paper.startingBalanceMicros, drift: config.paper.drift, now: options.standinNow ?? options.now }).start();
   const tokens = new TokenMap(database.db, options.now);
   // Redemption on the same ledger: the "chain" reports what the event resolved to, as its oracle would.
   const chain = new LedgerRelayer({
@@ -108,7 +123,9 @@ export async function createTradingApp(
       const [event] = await database.db.select({ status: events.status, winner: events.resolvedBandIndex }).from(events).where(eq(events.id, band.eventId));
       if (event?.status === 'voided') return { numerators: [1n, 1n], denominator: 2n };
       if (event?.status !== 'resolved' || event.winner === null) return null;
-      return { numerators: band.bandIndex === event.winner ? [1n, 0n] : [0n, 1n], denominator: 1n };
+      // A band's market pays Yes when its band wins; a ladder's "above" market when the winner is its band or higher.
+      const yes = structures.get(band.eventId) === 'ladder' ? event.winner >= band.bandIndex : band.bandIndex === event.winner;
+      return { numerators: yes ? [1n, 0n] : [0n, 1n], denominator: 1n };
     },
   }).start();
   const venue = new PolymarketVenue({
@@ -139,7 +156,7 @@ export async function createTradingApp(
     if (!options.database) await database.close();
   };
   standins.set(t, standin);
-  ledgers.set(t, standinLedger(standin, database, new Map(bands.map((b) => [tokenIdFor(b.id), b.id])), config.paper.startingBalanceMicros));
+  ledgers.set(t, standinLedger(standin, database, ourTokenOf, config.paper.startingBalanceMicros));
   return t;
 }
 
@@ -205,7 +222,8 @@ function standinLedger(standin: ClobStandin, database: TestDatabase, bandByToken
       return out;
     },
     setHoldings: async (who, holdings) => {
-      standin.holdings.set(wallet(who), new Map([...holdings].map(([bandId, v]) => [tokenIdFor(bandId), v])));
+      const venueToken = new Map([...bandByToken].map(([venue, ours]) => [ours, venue]));
+      standin.holdings.set(wallet(who), new Map([...holdings].map(([ours, v]) => [venueToken.get(ours) ?? tokenIdFor(ours), v])));
     },
     close: () => standin.stop(),
   };

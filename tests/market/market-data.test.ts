@@ -29,7 +29,12 @@ beforeAll(async () => {
     now: () => clock,
     referencePrices: async (ids) => {
       const prices = new Map<string, number>();
-      for (const e of seeded) e.bands.forEach((b, i) => prices.set(b.venue.tokenId ?? `paper-${e.id}-${i}`, b.seedPrice));
+      for (const e of seeded) {
+        const ids = e.bands.map((b, i) => b.venue.tokenId ?? `paper-${e.id}-${i}`);
+        ids.forEach((id, i) => prices.set(id, e.bands[i]!.seedPrice));
+        // A ladder trades its thresholds: "above" band i's start is priced at the sum of the bands from i up.
+        if (e.venue.structure === 'ladder') ids.forEach((id, i) => prices.set(`${id}:yes`, e.bands.slice(i).reduce((s, b) => s + b.seedPrice, 0)));
+      }
       return new Map(ids.map((id) => [id, prices.get(id)!]));
     },
   });

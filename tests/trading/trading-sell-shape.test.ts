@@ -146,7 +146,7 @@ describe('bands that cannot be sold', () => {
       expect(partly.body.status).toBe('open');
       expect(partly.body.unsold).toEqual([{ bandId: dry.bandId, shares: dry.filled, reason: 'no-liquidity' }]);
       const detail = await detailOf(who, bought.positionId);
-      expect(detail.bands.filter((b: any) => b.tokens > 0).map((b: any) => [b.bandId, b.tokens])).toEqual([[dry.bandId, dry.filled]]);
+      expect(detail.holdings.filter((b: any) => b.tokens > 0).map((b: any) => [b.tokenId, b.tokens])).toEqual([[dry.bandId, dry.filled]]);
 
       const none = await sell(t, who, { positionId: bought.positionId, percentage: 100 });
       expect(none.res.status).toBe(422);

@@ -15,7 +15,22 @@ import { api, buy, expectBooksAgree, sell, storeTraderCredentials, trader, type 
 import { createTradingApp, ledgerOf, TEST_VENUE } from '../harness/trading-venue.ts';
 
 let t: TestApp;
-let openEvents: { id: string; bands: { id: string; label: string }[] }[];
+let openEvents: { id: string; structure: 'bands' | 'ladder'; bands: { id: string; label: string }[] }[];
+
+/**
+ * What holdings pay per band, written again for the test: a band's token pays when its band wins; a
+ * ladder threshold's `<band id>:yes` when the winner is that band or above, `:no` when it is below.
+ */
+function ladderPayoff(bandIds: string[], holdings: { tokenId: string; shares: number }[]): number[] {
+  return bandIds.map((_, k) =>
+    holdings.reduce((sum, h) => {
+      const [bandId, outcome] = h.tokenId.split(/:(?=yes$|no$)/);
+      const i = bandIds.indexOf(bandId!);
+      const pays = outcome === 'yes' ? k >= i : outcome === 'no' ? k < i : k === i;
+      return sum + (pays ? h.shares : 0);
+    }, 0),
+  );
+}
 
 beforeAll(async () => {
   t = await createTradingApp();
@@ -41,12 +56,22 @@ describe('buy', () => {
         const n = event.bands.length;
         const weights = side === 'LONG' ? longWeights(n, 0.2) : shortWeights(n, 0.15);
         const units = Math.round(body.size * 1e6);
-        expect(body.orders.map((o: any) => o.bandId)).toEqual(event.bands.map((b) => b.id));
-        body.orders.forEach((o: any, i: number) => {
+        body.orders.forEach((o: any) => {
           expect(o).toMatchObject({ side: 'BUY', status: 'MATCHED' });
-          expect(Math.round(o.size * 1e6)).toBe(step(Math.floor(weights[i]! * units + 1e-6)));
           expect(o.filled).toBe(o.size);
         });
+        if (event.structure === 'bands') {
+          expect(body.orders.map((o: any) => o.bandId)).toEqual(event.bands.map((b) => b.id));
+          body.orders.forEach((o: any, i: number) => expect(Math.round(o.size * 1e6)).toBe(step(Math.floor(weights[i]! * units + 1e-6))));
+        } else {
+          // A ladder is bought as threshold tokens whose payoff, band by band, is the weights' (each leg rounded down to the step).
+          const paid = ladderPayoff(event.bands.map((b) => b.id), body.orders.map((o: any) => ({ tokenId: o.bandId, shares: Math.round(o.filled * 1e6) })));
+          paid.forEach((shares, k) => {
+            expect(shares).toBeLessThanOrEqual(Math.floor(weights[k]! * units + 1e-6));
+            expect(shares).toBeGreaterThan(Math.floor(weights[k]! * units) - 2 * PAPER_RULES.shareStepMicros);
+          });
+          expect(body.orders.length).toBe(n); // n − 1 thresholds' steps, plus the riskless pair's second token
+        }
         const fills = (await api(t, who, 'GET', `/api/trading/history?limit=${n}`)).body.trades;
         expect(fills.map((f: any) => f.orderId).sort()).toEqual(body.orders.map((o: any) => o.orderId).sort());
         expect(fills.reduce((s: number, f: any) => s + Math.round(f.amount * 1e6), 0)).toBe(Math.round(body.totalCost * 1e6));

@@ -5,8 +5,8 @@
  * and is found by orders/sync, and refusals mapped to our error codes.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq, sql } from 'drizzle-orm';
-import { events } from '../../db/schema.ts';
+import { and, eq, sql } from 'drizzle-orm';
+import { eventBands, events } from '../../db/schema.ts';
 import { TokenMap } from '../../server/venues/polymarket/token-map.ts';
 import type { TestApp } from '../harness/app.ts';
 import type { ClobStandin } from '../harness/clob-standin.ts';
@@ -116,12 +116,15 @@ describe('the CLOB misbehaving', () => {
     expect(ledgerOf(t).startingMicros).toBeGreaterThan(0);
   });
 
-  test('ladder events are not traded live: their bands have no tradable token', async () => {
+  test("a ladder trades its thresholds' Yes and No tokens: `<band id>:yes|no` map to the market's two outcome tokens, its bands to none", async () => {
     const db = t.database.db;
-    await db.update(events).set({ venue: sql`${events.venue} || '{"structure":"ladder"}'::jsonb` }).where(eq(events.id, 'kraken-ipo'));
+    const [kraken] = await db.select({ venue: events.venue }).from(events).where(eq(events.id, 'kraken-ipo'));
+    expect(kraken!.venue.structure).toBe('ladder');
     const tokens = await new TokenMap(db).byBand();
-    expect([...tokens.keys()].some((band) => band.startsWith('paper-kraken-ipo'))).toBe(false);
+    const [band] = await db.select().from(eventBands).where(and(eq(eventBands.eventId, 'kraken-ipo'), eq(eventBands.bandIndex, 2)));
+    expect(tokens.get(`${band!.id}:yes`)?.tokenId).toBe(band!.venue.tokenId!);
+    expect(tokens.get(`${band!.id}:no`)?.tokenId).toBe(band!.venue.noTokenId!);
+    expect(tokens.has(band!.id)).toBe(false);
     expect(tokens.has('paper-openai-ipo-0')).toBe(true);
-    await db.update(events).set({ venue: sql`${events.venue} || '{"structure":"bands"}'::jsonb` }).where(eq(events.id, 'kraken-ipo'));
   });
 });

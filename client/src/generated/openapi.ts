@@ -849,7 +849,7 @@ export interface paths {
         };
         /**
          * One order
-         * @description One order of the user, as the list shows it, with its band's label, the shares still unfilled and the settlement transaction (null on the paper venue).
+         * @description One order of the user, as the list shows it, with its band's (or ladder threshold token's) label, the shares still unfilled and the settlement transaction (null on the paper venue).
          */
         get: operations["orders-get"];
         put?: never;
@@ -6343,11 +6343,29 @@ export interface operations {
                             };
                             /** @description Other ids this event answers to on every route that takes an event id, besides id and venue.eventSlug */
                             aliases: string[];
+                            /**
+                             * @description bands: exclusive band markets, each band a token; ladder: cumulative "above $X" markets, each band held as threshold Yes and No tokens (docs/trading.md "Ladders")
+                             * @enum {string}
+                             */
+                            structure: "bands" | "ladder";
                             bands: {
                                 id: string;
                                 label: string;
                                 minValuation: number;
                                 maxValuation: number | null;
+                            }[];
+                            /** @description The venue tokens positions on this event hold and orders trade */
+                            tokens: {
+                                /** @description The id orders and holdings carry: a band's id, or a ladder threshold's `<band id>:yes|no` */
+                                id: string;
+                                label: string;
+                                /** @enum {string} */
+                                outcome: "yes" | "no";
+                                /**
+                                 * Format: int64
+                                 * @description The band it is (band events) or whose lower bound is its threshold (ladders)
+                                 */
+                                bandIndex: number;
                             }[];
                         }[];
                     };
@@ -8086,9 +8104,15 @@ export interface operations {
                         floorS: number;
                         /** @description Units the buy would get (its `size`) */
                         units: number;
-                        /** @description One order per band whose weight is positive, in band order */
+                        /** @description One order per token the position holds: per band whose weight is positive (band events), per threshold Yes or No token the replication uses (ladders; docs/trading.md "Ladders") */
                         bands: {
+                            /** @description The token bought: a band's id, or a ladder threshold's `<band id>:yes` / `<band id>:no` */
                             bandId: string;
+                            /**
+                             * @description The band, or for a ladder the threshold token (e.g. "Yes: above $10B")
+                             * @example Yes: above $10B
+                             */
+                            label: string;
                             /** @description To buy (shares) */
                             shares: number;
                             /** @description What these shares cost walking the asks now */
@@ -9473,8 +9497,21 @@ export interface operations {
                         closedAt: string | null;
                         /** @description Set when the buy did not fill every band and was unwound */
                         failureReason: string | null;
+                        /** @description In band terms: what the position pays per band (band events hold each band as its token) */
                         bands: {
                             bandId: string;
+                            label: string | null;
+                            /** @description Held: for a ladder, the shares that pay if this band wins (from the threshold tokens held) (shares) */
+                            tokens: number;
+                            /** @description Average price paid per share; null for a ladder's band (paid per threshold token: see holdings) */
+                            entryPrice: number | null;
+                            /** @description Best bid */
+                            currentPrice: number;
+                        }[];
+                        /** @description In token terms: the venue tokens held (a ladder position holds threshold Yes and No tokens; docs/trading.md "Ladders") */
+                        holdings: {
+                            /** @description Our token id: a band's id, or a ladder threshold's `<band id>:yes|no` */
+                            tokenId: string;
                             label: string | null;
                             /** @description Held (shares) */
                             tokens: number;

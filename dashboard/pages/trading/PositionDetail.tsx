@@ -1,4 +1,7 @@
-/** One position: its bands (shares, price, value) as a chart and a table, live; and its sale. */
+/**
+ * One position: the tokens it holds (shares, price, value) as a chart and a table, live — its bands'
+ * tokens, or a ladder's threshold Yes and No tokens, with what those pay band by band — and its sale.
+ */
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState } from 'react';
 import { Chart } from '../../components/Chart.tsx';
@@ -25,7 +28,9 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
   useEffect(() => heading.current?.focus(), []);
   const p = detail.data;
   const title = p ? `${eventName(p.eventId)} ${p.side}` : 'Position';
-  const bands = (p?.bands ?? []).map((b) => ({ ...b, name: b.label ?? b.bandId, value: b.tokens * b.currentPrice }));
+  const bands = (p?.holdings ?? []).map((b) => ({ ...b, name: b.label ?? b.tokenId, value: b.tokens * b.currentPrice }));
+  // A ladder position holds threshold tokens: what they pay per band is shown apart.
+  const ladder = (p?.holdings ?? []).some((h) => /:(yes|no)$/.test(h.tokenId));
 
   return (
     <section className="detail" aria-labelledby={`${ids}-title`} aria-busy={detail.isPending}>
@@ -75,7 +80,7 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
           {bands.some((b) => b.tokens > 0) ? (
             <Chart
               kind="bar"
-              label={`Bands of the ${title} position: value held per band at the best bid, and the bid price per share`}
+              label={`Holdings of the ${title} position: value held per token at the best bid, and the bid price per share`}
               labels={bands.map((b) => b.name)}
               series={[
                 { label: 'Value (USD)', data: bands.map((b) => b.value) },
@@ -85,10 +90,10 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
             />
           ) : null}
           <table className="table table-stack">
-            <caption>Bands</caption>
+            <caption>Holdings</caption>
             <thead>
               <tr>
-                <th scope="col">Band</th>
+                <th scope="col">{ladder ? 'Token' : 'Band'}</th>
                 <th scope="col" className="num">Shares</th>
                 <th scope="col" className="num">Paid per share</th>
                 <th scope="col" className="num">Bid per share</th>
@@ -97,8 +102,8 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
             </thead>
             <tbody>
               {bands.map((b) => (
-                <tr key={b.bandId}>
-                  <th scope="row" data-label="Band">
+                <tr key={b.tokenId}>
+                  <th scope="row" data-label={ladder ? 'Token' : 'Band'}>
                     {b.name}
                   </th>
                   <td data-label="Shares" className="num">
@@ -117,6 +122,29 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
               ))}
             </tbody>
           </table>
+          {ladder ? (
+            <table className="table table-stack">
+              <caption>What it pays per band</caption>
+              <thead>
+                <tr>
+                  <th scope="col">If this band wins</th>
+                  <th scope="col" className="num">Shares paying $1</th>
+                </tr>
+              </thead>
+              <tbody>
+                {p.bands.map((b) => (
+                  <tr key={b.bandId}>
+                    <th scope="row" data-label="If this band wins">
+                      {b.label ?? b.bandId}
+                    </th>
+                    <td data-label="Shares paying $1" className="num">
+                      {formatShares(b.tokens)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : null}
           {p.status === 'open' || saleStarted ? <SellPanel userId={userId} positionId={p.id} title={title} onSaleStarted={() => setSaleStarted(true)} /> : null}
         </>
       ) : null}

@@ -1,15 +1,19 @@
 /**
- * Our band ids → the venue's token ids. Band ids never change (positions refer to them); the event
- * sync (`npm run events:sync`) fills in each band's venue token, market version and neg-risk flag.
- * Read from the database and kept for a minute.
+ * Our token ids → the venue's token ids: a band event's band id → the band's Yes token; a ladder's
+ * `<band id>:yes|no` (valuation/ladder.ts) → the Yes or No token of the "above" market that starts
+ * that band. Our ids never change (positions refer to them); the event sync (`npm run events:sync`)
+ * fills in each market's venue tokens, version and neg-risk flag. Read from the database and kept
+ * for a minute.
  */
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../../db/client.ts';
 import { eventBands, events } from '../../../db/schema.ts';
+import { ladderTokenId } from '../../valuation/index.ts';
 
 export interface VenueToken {
+  /** Our token id (a band id, or a ladder threshold's `<band id>:yes|no`). */
   bandId: string;
-  /** Decimal uint256: the band's Yes outcome token. */
+  /** Decimal uint256: the venue's outcome token. */
   tokenId: string;
   negRisk: boolean;
   /** Which ERC-1155 ledger holds it (Gamma market `version`). */
@@ -35,19 +39,20 @@ export class TokenMap {
       .from(eventBands)
       .innerJoin(events, eq(events.id, eventBands.eventId));
     const byBand = new Map<string, VenueToken>();
+    const decimal = (id: string | null | undefined): id is string => !!id && /^\d{1,78}$/.test(id);
     for (const row of rows) {
-      // A ladder band is not one token: its payoff needs "above X" minus "above the next X". Until
-      // that replication is executed, ladder events are not traded live (their orders are refused).
-      if (row.event.structure === 'ladder') continue;
-      const band = row.band as { tokenId?: string | null; version?: string | null; negRisk?: boolean | null; conditionId?: string | null };
-      if (!band.tokenId || !/^\d{1,78}$/.test(band.tokenId)) continue;
-      byBand.set(row.bandId, {
-        bandId: row.bandId,
-        tokenId: band.tokenId,
-        negRisk: band.negRisk ?? row.event.negRisk ?? true,
-        version: band.version === 'v2' ? 'v2' : 'v1',
-        conditionId: band.conditionId ?? null,
-      });
+      const band = row.band as { tokenId?: string | null; noTokenId?: string | null; version?: string | null; negRisk?: boolean | null; conditionId?: string | null };
+      const market = { negRisk: band.negRisk ?? row.event.negRisk ?? true, version: band.version === 'v2' ? ('v2' as const) : ('v1' as const), conditionId: band.conditionId ?? null };
+      if (row.event.structure === 'ladder') {
+        // A ladder band is no token of its own: its threshold's Yes and No are (band 0 has none).
+        for (const [outcome, tokenId] of [['yes', band.tokenId], ['no', band.noTokenId]] as const) {
+          const id = ladderTokenId(row.bandId, outcome);
+          if (decimal(tokenId)) byBand.set(id, { bandId: id, tokenId, ...market });
+        }
+        continue;
+      }
+      if (!decimal(band.tokenId)) continue;
+      byBand.set(row.bandId, { bandId: row.bandId, tokenId: band.tokenId, ...market });
     }
     this.cached = { byBand, expiresAt: this.now() + TTL_MS };
     return byBand;

@@ -120,7 +120,7 @@ export class PolymarketVenue implements Venue {
     if (row && !row.orderHash) return this.tombstone(order.clientOrderId, order);
     if (!row) {
       const token = (await this.options.tokens.byBand()).get(order.tokenId);
-      if (!token) throw new ApiError('ORDER_REJECTED', `Band ${order.tokenId} has no tradable venue token (run npm run events:sync; ladder events are not traded live yet)`);
+      if (!token) throw new ApiError('ORDER_REJECTED', `Band ${order.tokenId} has no tradable venue token (run npm run events:sync)`);
       if (!credentials.sessionKey) throw new ApiError('INVALID_CREDENTIALS', 'No session key stored: POST /api/trading/credentials again');
       row = await this.signAndRecord(credentials, order, token.tokenId, token.negRisk, getAddress(auth.address));
       if (!row.orderHash) return this.tombstone(order.clientOrderId, order);
