@@ -123,7 +123,7 @@ export const eventsRouter = router({
         tags: ['Operations'],
         summary: 'Look for new IPO valuation events on the venue now: list or propose them, and say what was skipped and why',
         description:
-          'For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma\'s open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Known events are left to events:sync. dryRun: writes nothing. 503 VENUE_UNAVAILABLE when Gamma does not answer.',
+          'For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma\'s open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Open events here that Gamma lists as closed are closed (trading stops); their outcomes and every other update are events:sync\'s. dryRun: writes nothing. 503 VENUE_UNAVAILABLE when Gamma does not answer.',
         errorResponses: [400],
       },
     })
@@ -134,6 +134,7 @@ export const eventsRouter = router({
         added: z.array(z.object({ eventId: z.string(), venueEventSlug: z.string().nullable(), listing: z.enum(EVENT_LISTINGS) })),
         known: z.array(z.string()).meta({ description: 'Venue slugs of events already here (events:sync refreshes them)' }),
         skipped: z.array(z.object({ slug: z.string(), reason: z.string() })),
+        closed: z.array(z.string()).meta({ description: 'Our ids of events that traded here and Gamma lists as closed: closed here (trading stops; events:sync reads the outcome)' }),
         dryRun: z.boolean(),
       }),
     )

@@ -12,8 +12,9 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import type { CompanyForMarket } from './handles.ts';
 import { resultRows } from '../../db/prepared.ts';
-import { companies, eventBands, events, positions, type EventListing } from '../../db/schema.ts';
+import { eventBands, events, positions, type EventListing } from '../../db/schema.ts';
 
 /** The listings, for routers and commands (which read no database module). */
 export { EVENT_LISTINGS, type EventListing } from '../../db/schema.ts';
@@ -54,17 +55,6 @@ export async function eventNames(db: Db) {
   };
 }
 
-/** The private-company record an event's company names (its name or registered name, any case), if one does. */
-async function companyOf(db: Db, name: string): Promise<string | null> {
-  const [row] = await db
-    .select({ sourceId: companies.sourceId })
-    .from(companies)
-    .where(sql`lower(${companies.name}) = lower(${name}) or lower(${companies.registeredName}) = lower(${name})`)
-    .orderBy(companies.sourceId)
-    .limit(1);
-  return row?.sourceId ?? null;
-}
-
 /** A discovered event: its record, and the Gamma event it was read from (whose venue details the sync maps). */
 export interface DiscoveredEvent {
   record: EventRecord;
@@ -85,7 +75,7 @@ export interface DiscoveryWrite {
  * neg-risk flag, tick size, No tokens) are mapped at once by the sync's own plan from its Gamma event,
  * so a listed event trades on the right token ledger from its first order.
  */
-export async function addDiscoveredEvents(db: Db, discovered: DiscoveredEvent[], policy: { autoList: boolean }): Promise<DiscoveryWrite> {
+export async function addDiscoveredEvents(db: Db, discovered: DiscoveredEvent[], policy: { autoList: boolean; companyFor: CompanyForMarket }): Promise<DiscoveryWrite> {
   const result: DiscoveryWrite = { added: [], known: [], skipped: [] };
   if (!discovered.length) return result;
   return db.transaction(async (tx) => {
@@ -108,7 +98,9 @@ export async function addDiscoveredEvents(db: Db, discovered: DiscoveredEvent[],
         continue;
       }
       const id = names.claim(record);
-      const event: EventRecord = { ...record, id, companySourceId: record.companySourceId ?? (await companyOf(tx, record.company)) };
+      // Its company's record: found by name, or created from the market (marked as such).
+      const companySourceId = record.companySourceId ?? (await policy.companyFor(tx, { company: record.company, eventId: id, venueEventSlug: record.venue.eventSlug }));
+      const event: EventRecord = { ...record, id, companySourceId };
       const listing: EventListing = policy.autoList ? 'listed' : 'proposed';
       await tx.insert(events).values({ ...eventRowOf(event), listing, origin: 'discovered' });
       await tx.insert(eventBands).values(bandRowsOf(event));

@@ -13,14 +13,15 @@
  *    point is not written (a gap in the chart, not an invented price);
  *  - `samples` is 0 (the convention for a candle from the venue's history), `source` is `backfill`.
  * Polymarket keeps only 12-hour points (fidelity ≥ 720) for resolved markets: resolved and voided
- * events are backfilled at 1d only, at fidelity 720 (two points a day). Ladder events (whose bands are
- * differences of "above $X" markets) have no band tokens here, as on the live venue, and are skipped.
+ * events are backfilled at 1d only, at fidelity 720 (two points a day). A ladder event's histories are
+ * its thresholds' Yes tokens ("above $X"), and its bands' prices their differences, P(>tᵢ) − P(>tᵢ₊₁)
+ * (`ladderToBandProbabilities`), as its live quotes are (docs/trading.md "Ladders").
  * Requests are windowed (at most 1,440 points or 15 days each) and run one token at a time.
  */
 import type { Db } from '../../db/client.ts';
 import type { EventWithBands } from '../events/queries.ts';
 import { usdToMicros } from '../lib/money.ts';
-import { DEFAULT_FLOORS } from '../valuation/index.ts';
+import { DEFAULT_FLOORS, ladderToBandProbabilities, ladderTokenId } from '../valuation/index.ts';
 import { ClobError, type ClobHttp } from '../venues/polymarket/clob-http.ts';
 import { TokenMap } from '../venues/polymarket/token-map.ts';
 import { writeCandles } from './candle-store.ts';
@@ -79,7 +80,7 @@ export interface LiveBackfillRange {
 
 export type LiveBackfillResult = { candles: number; written: number; points: number; fidelity: number } | { skipped: string };
 
-/** Backfills one event's candles from its band tokens' price histories. */
+/** Backfills one event's candles from its tokens' price histories (a band event's bands, a ladder's thresholds). */
 export async function backfillPolymarketEvent(db: Db, event: EventWithBands, source: PriceHistorySource, range: LiveBackfillRange, tokens = new TokenMap(db)): Promise<LiveBackfillResult> {
   const resolved = event.status === 'resolved' || event.status === 'voided';
   if (resolved && range.interval !== '1d') {
@@ -87,41 +88,42 @@ export async function backfillPolymarketEvent(db: Db, event: EventWithBands, sou
   }
   const fidelity = Math.max(range.fidelity ?? DEFAULT_FIDELITY[range.interval], resolved ? RESOLVED_FIDELITY : 1);
   const byBand = await tokens.byBand();
-  const missing = event.bands.filter((b) => !byBand.has(b.id));
-  if (missing.length) {
-    const why = event.venue.structure === 'ladder' ? 'a ladder event is not quoted band by band on the live venue' : 'run npm run events:sync';
-    return { skipped: `${event.id}: band ${missing[0]!.id} has no venue token (${why})` };
-  }
+  // The tokens whose histories price the bands: the bands' own, or a ladder's thresholds' Yes.
+  const ladder = event.venue.structure === 'ladder';
+  const priced = ladder ? event.bands.slice(1).map((b) => ladderTokenId(b.id, 'yes')) : event.bands.map((b) => b.id);
+  const missing = priced.filter((id) => !byBand.has(id));
+  if (missing.length) return { skipped: `${event.id}: ${ladder ? 'threshold token' : 'band'} ${missing[0]} has no venue token (run npm run events:sync)` };
   const { start, end } = candleSpan(range.interval, range.from, range.until);
   if (end <= start) return { candles: 0, written: 0, points: 0, fidelity };
   const series: PricePoint[][] = [];
-  for (const band of event.bands) {
+  for (const id of priced) {
     try {
-      series.push(await source.series(byBand.get(band.id)!.tokenId, Math.floor(start / 1000), Math.ceil(end / 1000), fidelity));
+      series.push(await source.series(byBand.get(id)!.tokenId, Math.floor(start / 1000), Math.ceil(end / 1000), fidelity));
     } catch (error) {
-      if (error instanceof ClobError) return { skipped: `${event.id}: the CLOB refused the price history of band ${band.id} (${error.message})` };
+      if (error instanceof ClobError) return { skipped: `${event.id}: the CLOB refused the price history of ${id} (${error.message})` };
       throw error;
     }
   }
-  const empty = event.bands.findIndex((_, i) => series[i]!.length === 0);
-  if (empty >= 0) return { skipped: `${event.id}: no price history for band ${event.bands[empty]!.id} in the range` };
+  const empty = priced.findIndex((_, i) => series[i]!.length === 0);
+  if (empty >= 0) return { skipped: `${event.id}: no price history for ${priced[empty]} in the range` };
 
-  // Every time any band has a point; at each, every band's latest price (carried forward).
+  // Every time any token has a point; at each, every token's latest price (carried forward).
   const times = [...new Set(series.flatMap((s) => s.map((p) => p.t)))].sort((a, b) => a - b);
-  const cursor = event.bands.map(() => -1);
+  const cursor = priced.map(() => -1);
   const builder = new CandleBuilder('backfill', [range.interval]);
   const bands = event.bands.map((b) => ({ bandId: b.id, label: b.label, minValuation: b.minValuation, maxValuation: b.maxValuation }));
   const finished: Candle[] = [];
   let points = 0;
   for (const t of times) {
-    const prices: number[] = [];
+    const latest: number[] = [];
     for (let i = 0; i < series.length; i++) {
       const s = series[i]!;
       while (cursor[i]! + 1 < s.length && s[cursor[i]! + 1]!.t <= t) cursor[i]!++;
-      if (cursor[i]! >= 0) prices.push(usdToMicros(s[cursor[i]!]!.p));
+      if (cursor[i]! >= 0) latest.push(s[cursor[i]!]!.p);
     }
-    if (prices.length < series.length) continue;
+    if (latest.length < series.length) continue;
     points++;
+    const prices = (ladder ? ladderToBandProbabilities(latest) : latest).map(usdToMicros);
     finished.push(...builder.add(event.id, pointOfPrices(bands, prices, t * 1000, DEFAULT_FLOORS)));
   }
   finished.push(...builder.finishBefore(end));

@@ -6,6 +6,8 @@ import { billingCommitsSynchronously } from '../accounts/billing.ts';
 import { RecentKeys } from '../accounts/recent-keys.ts';
 import { Refunds } from '../accounts/refunds.ts';
 import { AggregateCache } from '../companies/aggregate-cache.ts';
+import { companyForMarket } from '../companies/market-companies.ts';
+import type { CompanyForMarket } from '../events/handles.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../../db/client.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -48,6 +50,8 @@ export interface Services {
   polygon?: PublicClient;
   /** Operator metrics, one registry per Services (metrics/index.ts; served at /metrics). */
   metrics: Metrics;
+  /** A discovered event's company record, found or created from the market (events/handles.ts). */
+  companyForMarket: CompanyForMarket;
 }
 
 export function digestOf(text: string): Uint8Array {
@@ -61,7 +65,7 @@ function defaultDepositChain(config: Config, polygon: PublicClient | undefined):
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics' | 'companyForMarket'>,
   options: { venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Services {
   const metrics = createMetrics({ enabled: parts.config.metrics.enabled, now: options.now });
@@ -76,6 +80,7 @@ export function createServices(
     ...parts,
     dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf),
     companyAggregates: new AggregateCache(),
+    companyForMarket,
     marketData,
     recorder: new MarketRecorder(marketData, parts.logger, metrics.jobs),
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),

@@ -16,6 +16,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import type { Outputs } from '../../dashboard/trpc.ts';
+import { companyForMarket } from '../../server/companies/market-companies.ts';
 import { addDiscoveredEvents } from '../../server/events/listing.ts';
 import { chromiumAvailable } from '../harness/chromium.ts';
 import { discoveredEventRecord } from '../harness/factories.ts';
@@ -328,7 +329,7 @@ describe.skipIf(!available)('the market universe on the page', () => {
     const before = await readTable(page);
     // Discovered and listed at once (EVENT_AUTO_LIST), as the discovery job would while customers watch.
     const record = discoveredEventRecord('groq-ipo-closing-market-cap-318', 93001, 'Groq');
-    expect((await addDiscoveredEvents(rig.t.database.db, [{ record }], { autoList: true })).added).toHaveLength(1);
+    expect((await addDiscoveredEvents(rig.t.database.db, [{ record }], { autoList: true, companyFor: companyForMarket })).added).toHaveLength(1);
     expect(before.rows.map((r) => r.name)).not.toContain(record.name);
     // The page asks every 10 s and the service's snapshot lasts 2 s: one refresh shows it.
     await page.waitForFunction((name) => [...document.querySelectorAll('table')].some((t) => t.caption?.textContent === 'IPO valuation events' && t.textContent!.includes(name)), record.name, { timeout: 30_000 });

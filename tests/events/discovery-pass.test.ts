@@ -13,8 +13,9 @@ import { runDiscoveryPass, startEventDiscovery } from '../../server/events/disco
 import { createTestApp, DASHBOARD_KEY, TEST_ENV, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders, fundedAccount } from '../harness/factories.ts';
 import { GammaStandin } from '../harness/gamma-standin.ts';
-import { api, buy, sell, trader } from '../harness/trading.ts';
-import { createTradingApp } from '../harness/trading-venue.ts';
+import { api, buy, expectBooksAgree, sell, trader } from '../harness/trading.ts';
+import { expectValuationRecomputed } from '../harness/expected-valuation.ts';
+import { createTradingApp, standinOf } from '../harness/trading-venue.ts';
 
 const DIR = new URL('../fixtures/gamma/discovery/', import.meta.url);
 const FIXTURES = readdirSync(DIR).map((file) => JSON.parse(readFileSync(new URL(file, DIR), 'utf8')));
@@ -52,9 +53,10 @@ describe('a discovery pass', () => {
       'which-bank-will-take-kraken-public',
     ]);
     for (const { slug, reason } of body.skipped) expect(reason.startsWith(slug)).toBe(true);
-    // The closed Databricks event is not asked for: a pass reads the open ones.
+    // The closed Databricks event is read only for status (it is resolved here: nothing to close).
     expect(body.seen).toBe(FIXTURES.filter((e) => !e.closed).length);
-    expect(gamma.listRequests.every((r) => r.query.tag_slug === 'ipo' && r.query.closed === 'false')).toBe(true);
+    expect(new Set(gamma.listRequests.map((r) => `${r.query.tag_slug} closed=${r.query.closed}`))).toEqual(new Set(['ipo closed=false', 'ipo closed=true']));
+    expect(body.closed).toEqual([]);
     expect(body.dryRun).toBe(true);
     expect(await proposed()).toEqual([]);
   });
@@ -93,6 +95,8 @@ describe('a discovery pass', () => {
     expect(bands.at(-1).maxValuation).toBeNull();
     // Contiguous bands between the thresholds, ascending.
     for (let i = 1; i < bands.length; i++) expect(bands[i].minValuation).toBe(bands[i - 1].maxValuation);
+    // Every number, recomputed independently from the venue's books of its threshold tokens.
+    await expectValuationRecomputed(t, LADDER);
     const who = await trader(t);
     const bought = await buy(t, who, { eventId: LADDER, side: 'LONG', amount: 100 });
     expect([bought.res.status, bought.body.message]).toEqual([200, undefined]);
@@ -102,6 +106,16 @@ describe('a discovery pass', () => {
     expect([half.res.status, half.body.status]).toEqual([200, 'open']);
     const rest = await sell(t, who, { positionId: bought.body.positionId, percentage: 100 });
     expect([rest.res.status, rest.body.status, rest.body.unsold]).toEqual([200, 'closed', []]);
+
+    // Settlement: resolved at its top band, a SHORT pays its Yes of the top threshold (wₙ·U shares), once.
+    const short = await buy(t, who, { eventId: LADDER, side: 'SHORT', amount: 50 });
+    expect(short.res.status).toBe(200);
+    const held = (await api(t, who, 'GET', `/api/trading/positions/${short.body.positionId}`)).body.bands;
+    const top = held.at(-1);
+    const resolved = await api(t, { headers: operator }, 'POST', `/api/events/${LADDER}/resolution`, { winningBandId: top.bandId });
+    expect(resolved.body).toMatchObject({ status: 'resolved', settled: 1, paid: 1, unpaid: 0 });
+    const [settlement] = (await api(t, who, 'GET', `/api/trading/settlements?eventId=${LADDER}`)).body.settlements;
+    expect(settlement).toMatchObject({ positionId: short.body.positionId, proceeds: top.tokens, paid: true });
   });
 
   test('Gamma not answering is 503 VENUE_UNAVAILABLE, and nothing is written', async () => {
@@ -165,6 +179,76 @@ describe('the discovery job', () => {
       expect(report.known).toContain(LADDER);
     } finally {
       await job.stop();
+    }
+  });
+});
+
+describe('events Gamma has closed', () => {
+  test('an open event here that Gamma lists as closed is closed by a pass (a dry run only says so); trading on it stops', async () => {
+    const closedAnthropic = { ...structuredClone(FIXTURES.find((e) => e.slug === 'anthropic-ipo-closing-market-cap-119')), closed: true };
+    const own = new GammaStandin([closedAnthropic]).start();
+    const app = await createTradingApp({ GAMMA_API_URL: own.url, MARKET_DATA_TTL_MS: '0' }, { venueKind: 'paper' });
+    try {
+      const ops = dashboardHeaders(DASHBOARD_KEY, (await fundedAccount(app)).accountId);
+      const dry = await api(app, { headers: ops }, 'POST', '/api/events/discover', { dryRun: true });
+      expect([dry.res.status, dry.body.closed, dry.body.seen]).toEqual([200, ['anthropic-ipo'], 0]);
+      expect((await findEvent(app.database.db, 'anthropic-ipo')).status).toBe('open');
+      const pass = await api(app, { headers: ops }, 'POST', '/api/events/discover', {});
+      expect(pass.body.closed).toEqual(['anthropic-ipo']);
+      expect((await findEvent(app.database.db, 'anthropic-ipo')).status).toBe('closed');
+      // A second pass finds nothing left to close.
+      expect((await api(app, { headers: ops }, 'POST', '/api/events/discover', {})).body.closed).toEqual([]);
+      const who = await trader(app);
+      const refused = await buy(app, who, { eventId: 'anthropic-ipo', side: 'LONG', amount: 50 });
+      expect([refused.res.status, refused.body.code]).toEqual([422, 'ORDER_REJECTED']);
+    } finally {
+      await app.close();
+      own.stop();
+    }
+  });
+});
+
+describe('discovered events on the live venue (the CLOB stand-in)', () => {
+  test('a discovered ladder and a discovered band event: valued from their tokens, bought, sold in part and in full; books and venue agree', async () => {
+    const ladder = { ...structuredClone(FIXTURES.find((e) => e.slug === LADDER)), id: '602007', slug: 'spacex-ipo-closing-market-cap-above-clob' };
+    const bands = { ...structuredClone(FIXTURES.find((e) => e.slug === 'anthropic-ipo-closing-market-cap-119')), id: '602008', slug: 'anthropic-ipo-closing-market-cap-clob' };
+    const own = new GammaStandin([ladder, bands]).start();
+    let clock = Date.now();
+    const app = await createTradingApp({ GAMMA_API_URL: own.url, EVENT_AUTO_LIST: 'true', MARKET_DATA_TTL_MS: '0' }, { venueKind: 'polymarket', now: () => clock });
+    try {
+      const ops = dashboardHeaders(DASHBOARD_KEY, (await fundedAccount(app)).accountId);
+      const pass = await api(app, { headers: ops }, 'POST', '/api/events/discover', {});
+      const ids = pass.body.added.map((a: any) => a.eventId);
+      expect(pass.body.added.map((a: any) => a.listing)).toEqual(['listed', 'listed']);
+      // The venue quotes the new markets (around their stored seed prices: a ladder's "above" market at
+      // the sum from its band up); the token map picks them up within its minute.
+      const standin = standinOf(app)!;
+      for (const id of ids) {
+        const event = await findEvent(app.database.db, id);
+        event.bands.forEach((band, i) => {
+          if (!band.venue.tokenId || !band.venue.noTokenId) return;
+          const price = event.venue.structure === 'ladder' ? event.bands.slice(i).reduce((sum, b) => sum + b.seedPrice, 0) : band.seedPrice;
+          standin.list({ yes: band.venue.tokenId, no: band.venue.noTokenId, price: Math.min(0.97, Math.max(0.03, price)) });
+        });
+      }
+      clock += 61_000;
+      const who = await trader(app);
+      await api(app, who, 'PUT', '/api/trading/settings', { walletAddress: who.userId });
+      for (const id of ids) {
+        await expectValuationRecomputed(app, id);
+        const quote = await api(app, who, 'POST', '/api/trading/quote', { eventId: id, side: 'LONG', amount: 60 });
+        const bought = await buy(app, who, { eventId: id, side: 'LONG', amount: 60 });
+        expect(`${id} ${bought.res.status} ${bought.body.message ?? ''}`).toBe(`${id} 200 `);
+        expect(bought.body.orders.map((o: any) => [o.bandId, o.size])).toEqual(quote.body.bands.map((q: any) => [q.bandId, q.shares]));
+        const half = await sell(app, who, { positionId: bought.body.positionId, percentage: 50 });
+        expect([half.res.status, half.body.status]).toEqual([200, 'open']);
+        const rest = await sell(app, who, { positionId: bought.body.positionId, percentage: 100 });
+        expect([rest.res.status, rest.body.status, rest.body.unsold]).toEqual([200, 'closed', []]);
+      }
+      await expectBooksAgree(app, who);
+    } finally {
+      await app.close();
+      own.stop();
     }
   });
 });

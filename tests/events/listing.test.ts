@@ -5,14 +5,16 @@
  * is refused while positions of it are open. Through /api and /trpc, on both databases.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq, sql } from 'drizzle-orm';
-import { accountEvents, events, positions, webhookDeliveries } from '../../db/schema.ts';
+import { count, eq, sql } from 'drizzle-orm';
+import { accountEvents, companies, events, positions, webhookDeliveries } from '../../db/schema.ts';
 import { runCli, UsageError } from '../../server/commands/cli.ts';
+import { companyForMarket } from '../../server/companies/market-companies.ts';
 import { addDiscoveredEvents, setListing } from '../../server/events/listing.ts';
 import { createWebhook } from '../../server/webhooks/service.ts';
 import { DASHBOARD_KEY, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders, discoveredEventRecord, fundedAccount, type FundedAccount } from '../harness/factories.ts';
 import { api, buy, trader, type Trader } from '../harness/trading.ts';
+import { expectValuationRecomputed } from '../harness/expected-valuation.ts';
 import { createTradingApp } from '../harness/trading-venue.ts';
 
 let t: TestApp;
@@ -40,21 +42,21 @@ describe('a discovered event, proposed', () => {
   const record = discoveredEventRecord('cerebras-ipo-closing-market-cap-412', 91001);
 
   test('passes writing it at once list it once, under one id without the numeric suffix', async () => {
-    const results = await Promise.all(Array.from({ length: 4 }, () => addDiscoveredEvents(t.database.db, [{ record }], { autoList: false })));
+    const results = await Promise.all(Array.from({ length: 4 }, () => addDiscoveredEvents(t.database.db, [{ record }], { autoList: false, companyFor: companyForMarket })));
     expect(results.flatMap((r) => r.added)).toEqual([{ eventId: 'cerebras-ipo-closing-market-cap', venueEventSlug: record.venue.eventSlug, listing: 'proposed' }]);
     // The other passes found it written: known, not lost.
     expect(results.flatMap((r) => r.known)).toEqual(Array(3).fill(record.venue.eventSlug));
     const rows = await t.database.db.select({ id: events.id, listing: events.listing, origin: events.origin }).from(events).where(sql`${events.venue}->>'gammaEventId' = '91001'`);
     expect(rows).toEqual([{ id: 'cerebras-ipo-closing-market-cap', listing: 'proposed', origin: 'discovered' }]);
     // A later pass that sees it again (by its Gamma id or slug) writes nothing.
-    expect(await addDiscoveredEvents(t.database.db, [{ record: { ...record, id: 'another-name' } }], { autoList: false })).toEqual({ added: [], known: [record.venue.eventSlug!], skipped: [] });
+    expect(await addDiscoveredEvents(t.database.db, [{ record: { ...record, id: 'another-name' } }], { autoList: false, companyFor: companyForMarket })).toEqual({ added: [], known: [record.venue.eventSlug!], skipped: [] });
   });
 
   test('an event whose band token another event already trades is skipped with the reason, and the rest of the pass is written', async () => {
     const clashing = discoveredEventRecord('cerebras-ipo-valuation-9', 91004);
     clashing.bands[1]!.venue.tokenId = record.bands[1]!.venue.tokenId;
     const fine = discoveredEventRecord('cohere-ipo-closing-market-cap-8', 91005, 'Cohere');
-    const written = await addDiscoveredEvents(t.database.db, [{ record: clashing }, { record: fine }], { autoList: false });
+    const written = await addDiscoveredEvents(t.database.db, [{ record: clashing }, { record: fine }], { autoList: false, companyFor: companyForMarket });
     expect(written.added.map((a) => a.eventId)).toEqual(['cohere-ipo-closing-market-cap']);
     expect(written.skipped).toEqual([{ slug: 'cerebras-ipo-valuation-9', reason: `cerebras-ipo-valuation-9: band token ${record.bands[1]!.venue.tokenId} already belongs to event cerebras-ipo-closing-market-cap` }]);
   });
@@ -109,6 +111,8 @@ describe('a discovered event, proposed', () => {
     expect(await eventIds()).toContain('cerebras-ipo-closing-market-cap');
     const valuation = await api(t, { headers: {} }, 'GET', '/api/trading/valuation?eventSlug=cerebras-ipo-closing-market-cap-412');
     expect([valuation.res.status, valuation.body.event.slug]).toEqual([200, 'cerebras-ipo-closing-market-cap']);
+    // Every number, recomputed independently from the venue's books.
+    await expectValuationRecomputed(t, 'cerebras-ipo-closing-market-cap');
   });
 
   test('hiding is refused while a position of it is open, and takes it off the list once none is', async () => {
@@ -142,7 +146,7 @@ describe('a discovered event, proposed', () => {
 describe('EVENT_AUTO_LIST', () => {
   test('on: a discovered event is listed at once and announced; its id never takes one already used', async () => {
     const record = { ...discoveredEventRecord('cerebras-ipo-closing-market-cap-above-77', 91002), id: 'cerebras-ipo-closing-market-cap' };
-    const { added } = await addDiscoveredEvents(t.database.db, [{ record }], { autoList: true });
+    const { added } = await addDiscoveredEvents(t.database.db, [{ record }], { autoList: true, companyFor: companyForMarket });
     expect(added).toEqual([{ eventId: 'cerebras-ipo-closing-market-cap-2', venueEventSlug: 'cerebras-ipo-closing-market-cap-above-77', listing: 'listed' }]);
     const told = await t.database.db.select({ data: accountEvents.data }).from(accountEvents).where(sql`${accountEvents.type} = 'event.listed' and ${accountEvents.data}->>'eventId' = 'cerebras-ipo-closing-market-cap-2'`);
     expect(told).toHaveLength(1);
@@ -152,7 +156,7 @@ describe('EVENT_AUTO_LIST', () => {
 describe('the operator CLI', () => {
   test('list-events, approve-event and hide-event do what the routes do; a bad listing is a usage error', async () => {
     const record = discoveredEventRecord('mistral-ipo-closing-market-cap-55', 91003, 'Mistral');
-    await addDiscoveredEvents(t.database.db, [{ record }], { autoList: false });
+    await addDiscoveredEvents(t.database.db, [{ record }], { autoList: false, companyFor: companyForMarket });
     const listed = (await runCli(['list-events', '--listing', 'proposed'], t.services)) as { events: Array<{ eventId: string }> };
     expect(listed.events.map((e) => e.eventId)).toContain('mistral-ipo-closing-market-cap');
     expect(await runCli(['approve-event', '--event', 'mistral-ipo-closing-market-cap-55'], t.services)).toEqual({ eventId: 'mistral-ipo-closing-market-cap', listing: 'listed', changed: true, announced: 1 });
@@ -172,7 +176,7 @@ describe('hiding while a buy is under way', () => {
     });
     try {
       const record = discoveredEventRecord('anthropic-robotics-ipo-closing-market-cap-5', 91006, 'Anthropic Robotics');
-      const { added } = await addDiscoveredEvents(app.database.db, [{ record }], { autoList: true });
+      const { added } = await addDiscoveredEvents(app.database.db, [{ record }], { autoList: true, companyFor: companyForMarket });
       await app.services.marketData.refreshed();
       const buyer = await trader(app);
       hideDuringBuy = () => setListing(app.database.db, added[0]!.eventId, 'hidden');
@@ -186,3 +190,35 @@ describe('hiding while a buy is under way', () => {
   });
 });
 
+describe("a discovered event's company", () => {
+  test('linked to the record of that name; else created from the market, marked as such, once however many passes write', async () => {
+    const known = discoveredEventRecord('spacex-ipo-valuation-77', 91101, 'spacex');
+    const novel = discoveredEventRecord('zyxwave-robotics-ipo-closing-market-cap-5', 91102, 'Zyxwave Robotics');
+    const twin = discoveredEventRecord('zyxwave-robotics-ipo-valuation-6', 91103, 'Zyxwave Robotics');
+    const companiesBefore = (await t.database.db.select({ n: count() }).from(companies))[0]!.n;
+    await Promise.all([
+      addDiscoveredEvents(t.database.db, [{ record: known }, { record: novel }], { autoList: true, companyFor: companyForMarket }),
+      addDiscoveredEvents(t.database.db, [{ record: twin }], { autoList: true, companyFor: companyForMarket }),
+    ]);
+    const linked = await t.database.db.select({ id: events.id, company: events.companySourceId }).from(events).where(sql`${events.venue}->>'gammaEventId' in ('91101', '91102', '91103')`);
+    expect(Object.fromEntries(linked.map((r) => [r.id, r.company]))).toEqual({
+      'spacex-ipo-valuation': 'spacex',
+      'zyxwave-robotics-ipo-closing-market-cap': 'market-zyxwave-robotics',
+      'zyxwave-robotics-ipo-valuation': 'market-zyxwave-robotics',
+    });
+    const companiesAfter = (await t.database.db.select({ n: count() }).from(companies))[0]!.n;
+    expect(companiesAfter).toBe(companiesBefore + 1);
+    // The new record says where it came from and invents nothing; its markets are both events.
+    await refreshSnapshot();
+    const record = await api(t, who, 'GET', '/api/private-companies/source/market-zyxwave-robotics');
+    expect(record.res.status).toBe(200);
+    expect(record.body).toMatchObject({
+      name: 'Zyxwave Robotics',
+      valuationUsd: null,
+      totalFundingUsd: null,
+      referenceUrl: 'https://polymarket.com/event/zyxwave-robotics-ipo-closing-market-cap-5',
+      extra: { origin: 'market', fromEventId: 'zyxwave-robotics-ipo-closing-market-cap', venueEventSlug: 'zyxwave-robotics-ipo-closing-market-cap-5' },
+    });
+    expect(record.body.markets.map((m: any) => m.eventId).sort()).toEqual(['zyxwave-robotics-ipo-closing-market-cap', 'zyxwave-robotics-ipo-valuation']);
+  });
+});

@@ -118,10 +118,19 @@ export class ClobStandin {
     this.holdings.set(wallet, byToken);
   }
 
+  /** Markets listed on the venue after start (a test's discovered event): each Yes token's price, and its No. */
+  private listed = new Map<string, number>();
+  private listedComplements = new Map<string, string>();
+  list(market: { yes: string; no: string; price: number }) {
+    this.listed.set(market.yes, market.price);
+    this.listedComplements.set(market.no, market.yes);
+  }
+
   private book(tokenId: string) {
-    const yes = this.options.complementOf?.(tokenId);
-    if (yes) return mirrorBook(this.books.book(yes, this.options.referencePrice(yes)), tokenId);
-    return this.books.book(tokenId, this.options.referencePrice(tokenId));
+    const reference = (id: string) => this.listed.get(id) ?? this.options.referencePrice(id);
+    const yes = this.listedComplements.get(tokenId) ?? this.options.complementOf?.(tokenId);
+    if (yes) return mirrorBook(this.books.book(yes, reference(yes)), tokenId);
+    return this.books.book(tokenId, reference(tokenId));
   }
 
   private async handle(request: Request): Promise<Response> {

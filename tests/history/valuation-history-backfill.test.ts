@@ -193,12 +193,24 @@ describe('live venue: Polymarket price history (a local stand-in)', () => {
     expect((await backfill('1h', from, ['openai-ipo']))[0]).toMatchObject({ candles: 72, written: 0 });
   });
 
-  test('a resolved event: only 1d, at 12-hour fidelity (all Polymarket keeps); a ladder event is skipped', async () => {
-    const lines = await backfill('1h', clock - DAY, ['stripe-ipo', 'kraken-ipo']);
-    expect(lines.map((l) => [l.event, l.skipped])).toEqual([
-      ['stripe-ipo', 'stripe-ipo is resolved: Polymarket keeps only 12-hour points for resolved markets; backfill it at 1d'],
-      ['kraken-ipo', expect.stringContaining('has no venue token (a ladder event is not quoted band by band on the live venue)')],
-    ]);
+  test("a ladder event: its thresholds' Yes histories, its bands priced at their differences", async () => {
+    standin.requests.length = 0;
+    const [line] = await backfill('1h', clock - 6 * HOUR, ['kraken-ipo']);
+    expect(line).toMatchObject({ event: 'kraken-ipo', candles: 6, written: 6, problems: [] });
+    const event = await findEvent(t.database.db, 'kraken-ipo');
+    // One history per threshold ("above" band i's start, i ≥ 1): none for band 0, which has no market.
+    expect(new Set(standin.requests.map((r) => r.market))).toEqual(new Set(event.bands.slice(1).map((b) => tokens.get(b.id)!)));
+    const [c] = await readCandles(t.database.db, { eventId: 'kraken-ipo', interval: '1h', fromStart: clock - 2 * HOUR, to: clock - 2 * HOUR, limit: 1 });
+    const tSec = (c!.end - MINUTE) / 1000;
+    const above = [1, ...event.bands.slice(1).map((b) => Math.round(priceOf(tokens.get(b.id)!, tSec)! * 10_000) / 10_000), 0];
+    const bandPrices = event.bands.map((_, i) => Math.max(0, above[i]! - above[i + 1]!));
+    expect(c!.long.close).toBe(costs(bandPrices, event.bands).long);
+    expect(c!.short.close).toBe(costs(bandPrices, event.bands).short);
+  });
+
+  test('a resolved event: only 1d, at 12-hour fidelity (all Polymarket keeps)', async () => {
+    const lines = await backfill('1h', clock - DAY, ['stripe-ipo']);
+    expect(lines.map((l) => [l.event, l.skipped])).toEqual([['stripe-ipo', 'stripe-ipo is resolved: Polymarket keeps only 12-hour points for resolved markets; backfill it at 1d']]);
     standin.requests.length = 0;
     const [daily] = await backfill('1d', clock - 10 * DAY, ['stripe-ipo']);
     expect(daily).toMatchObject({ candles: 10, written: 10, points: 20, fidelity: 720, problems: [] });
@@ -229,7 +241,7 @@ describe('live venue: Polymarket price history (a local stand-in)', () => {
   test('a request the CLOB refuses is reported as that event\'s, with nothing written for it', async () => {
     standin.failNext = [400];
     const lines = await backfill('1m', clock - 5 * MINUTE, ['openai-ipo']);
-    expect(lines[0]!.skipped).toContain('the CLOB refused the price history of band paper-openai-ipo-0');
+    expect(lines[0]!.skipped).toContain('the CLOB refused the price history of paper-openai-ipo-0');
     standin.failNext = [];
   });
 });

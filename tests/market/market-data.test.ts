@@ -8,6 +8,7 @@ import type { EventRecord } from '../../server/events/event-schema.ts';
 import { PaperVenue } from '../../server/venues/paper.ts';
 import { tickFor, topDollarsMicros } from '../../server/venues/paper-book.ts';
 import { createTestApp, json, trpcClient, type TestApp } from '../harness/app.ts';
+import { expectedValuation } from '../harness/expected-valuation.ts';
 
 let t: TestApp;
 let seeded: EventRecord[];
@@ -46,35 +47,6 @@ const get = async (path: string) => {
   const res = await t.request(path);
   return { res, body: await json(res) };
 };
-
-/** The formulas of docs/decisions.md §6, written again for the test. */
-function expectedValuation(bands: Array<{ minValuation: number; maxValuation: number | null }>, bidAsk: Array<{ bid: number; ask: number }>, fL: number, fS: number) {
-  const n = bands.length;
-  const wL = bands.map((_, i) => (n === 1 ? 1 : fL + ((1 - fL) * i) / (n - 1)));
-  const wS = bands.map((_, i) => (n === 1 ? 1 : fS + ((1 - fS) * (n - 1 - i)) / (n - 1)));
-  const p = bidAsk.map(({ bid, ask }) => (bid + ask) / 2);
-  const sum = (w: number[], x: number[]) => w.reduce((acc, wi, i) => acc + wi * x[i]!, 0);
-  const longCost = sum(wL, p);
-  const shortCost = sum(wS, p);
-  const mid = (b: (typeof bands)[number]) => (b.maxValuation === null ? 1.25 * b.minValuation : b.minValuation === 0 ? b.maxValuation / 2 : (b.minValuation + b.maxValuation) / 2);
-  const priced = bands.map((b, i) => ({ b, p: p[i]! })).filter(({ b }) => !(b.minValuation === 0 && b.maxValuation === 0));
-  const totalP = priced.reduce((a, x) => a + x.p, 0);
-  return {
-    wL,
-    wS,
-    p,
-    mid: bands.map(mid),
-    longCost,
-    shortCost,
-    bestLongReturn: (1 / longCost - 1) * 100,
-    worstLongReturn: (fL / longCost - 1) * 100,
-    bestShortReturn: (1 / shortCost - 1) * 100,
-    worstShortReturn: (fS / shortCost - 1) * 100,
-    long: { buy: sum(wL, bidAsk.map((x) => x.ask)), sell: sum(wL, bidAsk.map((x) => x.bid)) },
-    short: { buy: sum(wS, bidAsk.map((x) => x.ask)), sell: sum(wS, bidAsk.map((x) => x.bid)) },
-    implied: totalP > 0 ? priced.reduce((a, x) => a + x.p * mid(x.b), 0) / totalP : null,
-  };
-}
 
 describe('GET /api/trading/events', () => {
   test('all 17 events with ascending bands, public and unbilled', async () => {

@@ -1095,7 +1095,7 @@ export interface paths {
         put?: never;
         /**
          * Look for new IPO valuation events on the venue now: list or propose them, and say what was skipped and why
-         * @description For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma's open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Known events are left to events:sync. dryRun: writes nothing. 503 VENUE_UNAVAILABLE when Gamma does not answer.
+         * @description For operators (a dashboard key). The same pass the discovery job runs every EVENT_DISCOVERY_INTERVAL_MS: Gamma's open IPO events, each recognised as bands or a ladder or skipped with its reason; new ones are listed at once with EVENT_AUTO_LIST, else proposed (GET /api/events/listings?listing=proposed). Open events here that Gamma lists as closed are closed (trading stops); their outcomes and every other update are events:sync's. dryRun: writes nothing. 503 VENUE_UNAVAILABLE when Gamma does not answer.
          */
         post: operations["events-discover"];
         delete?: never;
@@ -12796,6 +12796,8 @@ export interface operations {
                             slug: string;
                             reason: string;
                         }[];
+                        /** @description Our ids of events that traded here and Gamma lists as closed: closed here (trading stops; events:sync reads the outcome) */
+                        closed: string[];
                         dryRun: boolean;
                     };
                 };

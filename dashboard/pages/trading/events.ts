@@ -1,4 +1,7 @@
-/** Event and band names for the trading pages: from the public event list, cached like any query. */
+/**
+ * Event, band and token names for the trading pages (a ladder's orders trade its thresholds' tokens:
+ * "Kraken IPO: Yes: above $10B"), from the public event list, cached like any query.
+ */
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../trpc.ts';
 
@@ -11,7 +14,7 @@ export function useNames(): Names {
   const events = useQuery({ queryKey: ['tradingMarket.events'], queryFn: () => api.tradingMarket.events.query(), staleTime: 60_000 });
   const list = events.data?.events ?? [];
   const events_ = new Map(list.map((e) => [e.id, e.name]));
-  const bands = new Map(list.flatMap((e) => e.bands.map((b) => [b.id, `${e.name}: ${b.label}`] as const)));
+  const bands = new Map(list.flatMap((e) => [...e.bands.map((b) => [b.id, `${e.name}: ${b.label}`] as const), ...e.tokens.map((t) => [t.id, `${e.name}: ${t.label}`] as const)]));
   return { event: (id) => events_.get(id) ?? id, band: (id) => bands.get(id) ?? id };
 }
 
