@@ -15,7 +15,7 @@ import { dashboardHeaders, fundedAccount } from '../harness/factories.ts';
 import { GammaStandin } from '../harness/gamma-standin.ts';
 import { api, buy, expectBooksAgree, sell, trader } from '../harness/trading.ts';
 import { expectValuationRecomputed } from '../harness/expected-valuation.ts';
-import { createTradingApp, standinOf } from '../harness/trading-venue.ts';
+import { createTradingApp, ledgerOf, standinOf } from '../harness/trading-venue.ts';
 
 const DIR = new URL('../fixtures/gamma/discovery/', import.meta.url);
 const FIXTURES = readdirSync(DIR).map((file) => JSON.parse(readFileSync(new URL(file, DIR), 'utf8')));
@@ -246,6 +246,23 @@ describe('discovered events on the live venue (the CLOB stand-in)', () => {
         expect([rest.res.status, rest.body.status, rest.body.unsold]).toEqual([200, 'closed', []]);
       }
       await expectBooksAgree(app, who);
+
+      // Settlement, redeemed on the venue's ledger: each event resolved at its top band pays a SHORT
+      // what its position pays there (its bands answer it), once.
+      const before = await ledgerOf(app).collateral(who);
+      let proceeds = 0;
+      for (const id of ids) {
+        const short = (await buy(app, who, { eventId: id, side: 'SHORT', amount: 40 })).body.positionId;
+        const top = (await api(app, who, 'GET', `/api/trading/positions/${short}`)).body.bands.at(-1);
+        const resolved = await api(app, { headers: ops }, 'POST', `/api/events/${id}/resolution`, { winningBandId: top.bandId });
+        expect(resolved.body).toMatchObject({ status: 'resolved', settled: 1, paid: 1, unpaid: 0 });
+        const [settlement] = (await api(app, who, 'GET', `/api/trading/settlements?eventId=${id}`)).body.settlements;
+        expect(settlement).toMatchObject({ positionId: short, proceeds: top.tokens, paid: true, txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+        proceeds += Math.round(top.tokens * 1e6);
+      }
+      const buys = (await api(app, who, 'GET', '/api/trading/history?limit=1000')).body.trades.filter((x: any) => x.action === 'BUY' && x.side === 'SHORT');
+      const spent = buys.reduce((sum: number, x: any) => sum + Math.round(x.amount * 1e6), 0);
+      expect(await ledgerOf(app).collateral(who)).toBe(before - spent + proceeds);
     } finally {
       await app.close();
       own.stop();

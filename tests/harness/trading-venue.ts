@@ -97,7 +97,16 @@ export async function createTradingApp(
       .set({ venue: sql`${eventBands.venue} || ${JSON.stringify({ tokenId: tokenIdFor(band.id), noTokenId: tokenIdFor(`${band.id}/no`), conditionId: conditionIdFor(band.id), version: 'v1', negRisk })}::jsonb` })
       .where(eq(eventBands.id, band.id));
   }
-  const bandByCondition = new Map(bands.map((b) => [conditionIdFor(b.id), b]));
+  // A market's band, by its condition, read from the database (so markets listed later resolve too).
+  const bandByCondition = async (conditionId: string) => {
+    const [row] = await database.db
+      .select({ bandIndex: eventBands.bandIndex, eventId: eventBands.eventId, venue: eventBands.venue, event: events.venue })
+      .from(eventBands)
+      .innerJoin(events, eq(events.id, eventBands.eventId))
+      .where(sql`lower(${eventBands.venue}->>'conditionId') = lower(${conditionId})`)
+      .limit(1);
+    return row;
+  };
   // Our token ids (a band's id; a ladder's `<band id>:yes|no`) and the stand-in's.
   const ourTokenOf = new Map<string, string>();
   for (const b of bands) {
@@ -114,17 +123,17 @@ export async function createTradingApp(
     standin,
     factory: REDEMPTION_CONTRACTS.walletFactory,
     tokensOf: async (conditionId) => {
-      const band = bandByCondition.get(conditionId as `0x${string}`);
-      return band && { yes: tokenIdFor(band.id), no: tokenIdFor(`${band.id}/no`) };
+      const band = await bandByCondition(conditionId);
+      return band?.venue.tokenId && band.venue.noTokenId ? { yes: band.venue.tokenId, no: band.venue.noTokenId } : undefined;
     },
     payouts: async (conditionId) => {
-      const band = bandByCondition.get(conditionId as `0x${string}`);
+      const band = await bandByCondition(conditionId);
       if (!band) return null;
       const [event] = await database.db.select({ status: events.status, winner: events.resolvedBandIndex }).from(events).where(eq(events.id, band.eventId));
       if (event?.status === 'voided') return { numerators: [1n, 1n], denominator: 2n };
       if (event?.status !== 'resolved' || event.winner === null) return null;
       // A band's market pays Yes when its band wins; a ladder's "above" market when the winner is its band or higher.
-      const yes = structures.get(band.eventId) === 'ladder' ? event.winner >= band.bandIndex : band.bandIndex === event.winner;
+      const yes = band.event.structure === 'ladder' ? event.winner >= band.bandIndex : band.bandIndex === event.winner;
       return { numerators: yes ? [1n, 0n] : [0n, 1n], denominator: 1n };
     },
   }).start();
