@@ -13,7 +13,8 @@
  *  - marketValue: Σ over holdings of floor(shares × price), where the price is the band's best bid at
  *    the close of the latest candle that closed at or before T (the interval's candles, and for 1h the
  *    1d candles too); a candle without a bid (backfilled from the live venue's price history) gives its
- *    close price; a band with no such candle is valued at its cost basis (no price known: no P&L shown);
+ *    close price; a band with no such candle is valued at its cost basis (no price known: no P&L shown),
+ *    as is a ladder's threshold token (candles are per band; a token's bid is no sum of band bids);
  *  - unrealizedPnl = marketValue − costBasis.
  * At the last point, when the range ends now: every trade so far and the snapshot's best bids (0 for
  * a band without one), so it equals Σ currentValue, Σ cost and Σ realizedPnl of /positions?status=all.

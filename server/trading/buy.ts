@@ -14,8 +14,8 @@ import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { formatUsd, MICROS_PER_USD_BIGINT, microRatio, microsToUsd } from '../lib/money.ts';
 import type { TradingHandles } from './handles.ts';
-import { replicate, sizeBuy, weightsFor, type BuyPlan, type EventToken, type Floors, type Side } from '../valuation/index.ts';
-import { isLadder, tokensOf } from '../events/tokens.ts';
+import { sizeBuy, weightsFor, type BuyPlan, type EventToken, type Floors, type Side } from '../valuation/index.ts';
+import { isLadder, tokenHolding } from '../events/tokens.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, settlePosition, type Execution } from './execution.ts';
 import { loadPosition, recordBuyIntent, type OrderRow, type PositionRow } from './ledger-writes.ts';
@@ -103,27 +103,15 @@ export interface PlannedBuy {
 export async function planBuy(execution: Execution, event: Awaited<ReturnType<typeof tradableEvent>>, settings: Settings, request: BuyRequest): Promise<PlannedBuy> {
   const floors: Floors = { floorL: request.floorL ?? settings.floorL, floorS: request.floorS ?? settings.floorS };
   if (!event.bands.length || (isLadder(event) && event.bands.length < 2)) throw new ApiError('ORDER_REJECTED', `eventId: ${event.id} has no bands to trade`);
-  // Each band's weight, held as the band's token or (a ladder) as the threshold tokens that replicate it;
-  // a ladder buys only the tokens its replication uses.
   const weights = weightsFor(request.side, event.bands.length, floors);
-  const structure = event.venue.structure;
-  const used = replicate(structure, weights)
-    .map((amount, i) => ({ amount, i }))
-    .filter((t) => !isLadder(event) || t.amount > 1e-12)
-    .map((t) => t.i);
-  const all = tokensOf(event);
-  const tokens = used.map((i) => all[i]!);
-  const holding = (bandShares: number[]) => {
-    const shares = replicate(structure, bandShares);
-    return used.map((i) => shares[i]!);
-  };
+  const { tokens, holding } = tokenHolding(event, weights);
   const books = await freshBooks(execution, tokens.map((t) => t.id));
   const asks = tokens.map((t) => books.get(t.id)?.asks ?? []);
-  const sizing = sizeBuy(weights, asks, request.amountMicros, execution.venue.rules, isLadder(event) ? holding : undefined);
+  const sizing = sizeBuy(weights, asks, request.amountMicros, execution.venue.rules, holding);
   if (!sizing.ok) {
     if (sizing.reason === 'no-liquidity') throw new ApiError('ORDER_REJECTED', `The books of ${event.id} are too thin for even the smallest position`);
     const minimum = sizing.minimumAmountMicros === null ? 'no amount reaches it with these floors' : `the minimum amount for ${event.id} ${request.side} is $${formatUsd(sizing.minimumAmountMicros)}`;
-    throw new ApiError('ORDER_REJECTED', `amount: every band needs at least the venue minimum order; ${minimum}`);
+    throw new ApiError('ORDER_REJECTED', `amount: every token bought (a band's, or a ladder threshold's) needs at least the venue minimum order; ${minimum}`);
   }
   const plan = sizing.plan;
   const limit = request.maxAveragePriceMicros;
