@@ -1,5 +1,5 @@
 /**
- * The eight private-company routes (docs/api.md "Private companies", docs/decisions.md §5), billed at the
+ * The private-company routes (docs/api.md "Private companies", docs/decisions.md §5), billed at the
  * private-company rate. Static paths (search, spacex, …) outrank /{id} by the route table's
  * specificity rule, whatever their order here.
  */
@@ -18,6 +18,7 @@ import {
 } from '../server/companies/queries.ts';
 import { condensedCompany } from '../server/companies/answers.ts';
 import { companyDetailWithMarkets } from '../server/companies/markets.ts';
+import { roundsOf, valuationsOf } from '../server/companies/history.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { isoInstant, isoString, noInput, optionalParams, wholeNumber } from './params.ts';
@@ -66,6 +67,41 @@ const page = {
   offset: wholeNumber({ min: 0, max: 1_000_000_000 }).default(0).meta({ description: 'Rows to skip, default 0', example: 0 }),
 };
 const SORTS = [...SORT_FIELDS, ...SORT_FIELDS.map((f) => `-${f}` as const)] as const;
+
+const source = z
+  .object({
+    id: z.string().meta({ description: 'The dataset the figure comes from (`curated`: the service\'s curated records)', example: 'curated' }),
+    url: z.string().nullable().meta({ description: 'The public page the figure was taken from; null when the record names none', example: 'https://en.wikipedia.org/wiki/OpenAI' }),
+    asOf: z.string().meta({ description: 'The date the figure holds for (YYYY, YYYY-MM or YYYY-MM-DD)', example: '2026-03-31' }),
+  })
+  .meta({ description: 'Where a figure comes from and the date it holds for' });
+const usdOrNull = (description: string) => z.number().int().nullable().meta({ description });
+
+const round = z.object({
+  id: z.string().meta({ description: 'Stable: the company\'s sourceId, the date and the round type', example: 'openai:2026-03-31:venture-round' }),
+  companyId: z.number().int(),
+  date: z.string().meta({ description: 'YYYY-MM-DD or YYYY-MM', example: '2026-03-31' }),
+  roundType: z.string().nullable().meta({ description: 'As the source words it (Series C, Tender offer (secondary), IPO, …)', example: 'Venture Round' }),
+  amountUsd: usdOrNull('Raised, in USD; null when not reported'),
+  preMoneyValuationUsd: usdOrNull('Pre-money valuation in USD, where reported'),
+  postMoneyValuationUsd: usdOrNull('Post-money valuation in USD, where reported'),
+  pricePerShareUsd: z.number().nullable().meta({ description: 'Price per share in USD, where reported' }),
+  leadInvestors: z.array(z.string()).meta({ description: 'Lead investors of this round, where the source names them per round (else empty)' }),
+  investors: z.array(z.string()).meta({ description: 'Investors of this round, where the source names them per round (else empty; the company\'s key investors are in its record\'s extra.keyInvestors)' }),
+  source,
+});
+
+const valuation = z.object({
+  date: z.string().meta({ description: 'YYYY-MM-DD or YYYY-MM', example: '2026-03-31' }),
+  valuationUsd: z.number().int(),
+  basis: z
+    .enum(['primary', 'secondary', 'tender', 'ipo', 'merger', 'reported'])
+    .meta({ description: 'How it was set: a primary round, a secondary sale, a tender offer, an IPO, a merger, or reported without a stated basis (the record\'s current valuation when no round states it)' }),
+  roundId: z.string().nullable().meta({ description: 'The round it comes from (GET /api/private-companies/{id}/rounds); null for a reported valuation' }),
+  source,
+});
+
+const companyId = z.strictObject({ id: wholeNumber({ min: 1, max: 2_147_483_647 }).meta({ description: 'The company\'s id (from the list or a search)', example: 1 }) });
 
 const listOutput = z.object({ companies: z.array(condensed), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
 
@@ -236,6 +272,44 @@ export const privateCompaniesRouter = router({
       return companyDetailWithMarkets(database.db, marketData, await companyBySourceId(database.db, input.sourceId));
     }),
 
+  rounds: companyDataProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/{id}/rounds',
+        tags: TAGS,
+        summary: "One company's funding rounds, oldest first, each with its source",
+        description:
+          'Every funding round of the company the record holds, oldest first: date, round type, amount, pre- and post-money valuation and price per share where reported, investors where the source names them per round, and the source and date of each. Billed at ten times the standard rate.',
+        errorResponses: [404],
+      },
+    })
+    .input(companyId)
+    .output(z.object({ companyId: z.number().int(), rounds: z.array(round) }))
+    .query(async ({ ctx, input }) => {
+      const company = await companyById(ctx.services.database.db, input.id);
+      return { companyId: company.id, rounds: roundsOf(company) };
+    }),
+
+  valuations: companyDataProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/private-companies/{id}/valuations',
+        tags: TAGS,
+        summary: "One company's valuation history, oldest first, each with its basis and source",
+        description:
+          'Every dated valuation of the company: each round\'s post-money valuation (its basis read from the round: primary, secondary, tender, IPO, merger) and the record\'s current valuation when no round states it (basis reported), oldest first, each with its source and date. Billed at ten times the standard rate.',
+        errorResponses: [404],
+      },
+    })
+    .input(companyId)
+    .output(z.object({ companyId: z.number().int(), valuations: z.array(valuation) }))
+    .query(async ({ ctx, input }) => {
+      const company = await companyById(ctx.services.database.db, input.id);
+      return { companyId: company.id, valuations: valuationsOf(company) };
+    }),
+
   byId: companyDataProcedure
     .meta({
       openapi: {
@@ -247,7 +321,7 @@ export const privateCompaniesRouter = router({
         errorResponses: [404],
       },
     })
-    .input(z.strictObject({ id: wholeNumber({ min: 1, max: 2_147_483_647 }).meta({ description: 'The company\'s id (from the list or a search)', example: 1 }) }))
+    .input(companyId)
     .output(detail)
     .query(async ({ ctx, input }) => {
       const { database, marketData } = ctx.services;

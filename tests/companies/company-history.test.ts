@@ -1,0 +1,107 @@
+/**
+ * A company's funding rounds and valuation history (GET /api/private-companies/{id}/rounds and
+ * /valuations): every round of the record, oldest first, with a stable id; every dated valuation with
+ * its basis read from the round's wording; every figure with its source and date. Expected answers are
+ * recomputed here from the dataset files.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { CompanyRecord } from '../../server/companies/company-schema.ts';
+import { loadDataset } from '../../seeds/company-dataset.ts';
+import { createTestApp, json, trpcClient, type TestApp } from '../harness/app.ts';
+import { fundedAccount, type FundedAccount } from '../harness/factories.ts';
+
+let t: TestApp;
+let acct: FundedAccount;
+let dataset: CompanyRecord[];
+beforeAll(async () => {
+  t = await createTestApp();
+  acct = await fundedAccount(t, { usd: 1000 });
+  dataset = (await loadDataset()).records;
+});
+afterAll(() => t.close());
+
+const get = async (path: string) => {
+  const res = await t.request(path, { headers: acct.headers });
+  return { res, body: await json(res) };
+};
+const idOf = async (sourceId: string) => (await get(`/api/private-companies/source/${sourceId}`)).body.id as number;
+const byDate = <T extends { date: string }>(rows: T[]) => [...rows].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+
+describe('GET /api/private-companies/{id}/rounds', () => {
+  test("every round of the record, oldest first, each with a stable id and the record's source at the round's date; billed as the detail", async () => {
+    for (const record of dataset.filter((r) => (r.fundingHistory ?? []).length >= 2).slice(0, 25)) {
+      const id = await idOf(record.sourceId);
+      const { res, body } = await get(`/api/private-companies/${id}/rounds`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-cost-usd')).toBe('0.02');
+      const expected = byDate(record.fundingHistory!);
+      expect(body.companyId).toBe(id);
+      expect(body.rounds.map((r: any) => [r.date, r.roundType, r.amountUsd, r.postMoneyValuationUsd, r.pricePerShareUsd])).toEqual(
+        expected.map((r) => [r.date, r.roundType, r.amount ?? null, r.valuation ?? null, r.pricePerShare ?? null]),
+      );
+      for (const round of body.rounds) {
+        expect(round.source).toEqual({ id: 'curated', url: record.referenceUrl ?? null, asOf: round.date });
+        expect(round.id.startsWith(`${record.sourceId}:${round.date}:`)).toBe(true);
+        expect(round.companyId).toBe(id);
+      }
+      expect(new Set(body.rounds.map((r: any) => r.id)).size).toBe(body.rounds.length);
+      // Only the latest round carries the record's pre-money figure.
+      expect(body.rounds.slice(0, -1).every((r: any) => r.preMoneyValuationUsd === null)).toBe(true);
+      expect(body.rounds.at(-1).preMoneyValuationUsd).toBe(record.lastFundingPreMoneyValuationUsd ?? null);
+      // Asked again, the same ids.
+      expect((await get(`/api/private-companies/${id}/rounds`)).body.rounds.map((r: any) => r.id)).toEqual(body.rounds.map((r: any) => r.id));
+    }
+  });
+});
+
+describe('GET /api/private-companies/{id}/valuations', () => {
+  test('OpenAI: each dated round valuation, oldest first, the current one not repeated', async () => {
+    const record = dataset.find((r) => r.sourceId === 'openai')!;
+    const { body } = await get(`/api/private-companies/${await idOf('openai')}/valuations`);
+    const rounds = byDate(record.fundingHistory!).filter((r) => r.valuation);
+    expect(body.valuations.map((v: any) => [v.date, v.valuationUsd, v.basis])).toEqual(rounds.map((r) => [r.date, r.valuation, 'primary']));
+    expect(body.valuations.length).toBeGreaterThanOrEqual(2);
+    expect(body.valuations.at(-1)).toMatchObject({ date: record.valuationAsOf, valuationUsd: record.valuationUsd });
+  });
+
+  test("a basis is read from the round's wording: tender, merger and IPO (SpaceX)", async () => {
+    const { body } = await get(`/api/private-companies/${await idOf('spacex')}/valuations`);
+    const basis = new Map(body.valuations.map((v: any) => [v.date, v.basis]));
+    const record = dataset.find((r) => r.sourceId === 'spacex')!;
+    for (const round of record.fundingHistory!.filter((r) => r.valuation)) {
+      const words = (round.roundType ?? '').toLowerCase();
+      const expected = words.includes('tender') ? 'tender' : words.includes('secondary') ? 'secondary' : /\bipo\b/.test(words) ? 'ipo' : words.includes('merger') ? 'merger' : 'primary';
+      expect(`${round.date} ${basis.get(round.date)}`).toBe(`${round.date} ${expected}`);
+    }
+    expect([...basis.values()]).toEqual(expect.arrayContaining(['tender', 'merger', 'ipo']));
+  });
+
+  test('a current valuation no round states is added as reported, at its own date; every figure has a source', async () => {
+    const record = dataset.find(
+      (r) => r.valuationUsd && r.valuationAsOf && !(r.fundingHistory ?? []).some((h) => h.valuation === r.valuationUsd && (h.date.startsWith(r.valuationAsOf!) || r.valuationAsOf!.startsWith(h.date))),
+    )!;
+    expect(record).toBeDefined();
+    const { body } = await get(`/api/private-companies/${await idOf(record.sourceId)}/valuations`);
+    const reported = body.valuations.filter((v: any) => v.basis === 'reported');
+    expect(reported).toEqual([{ date: record.valuationAsOf, valuationUsd: record.valuationUsd, basis: 'reported', roundId: null, source: { id: 'curated', url: record.referenceUrl ?? null, asOf: record.valuationAsOf } }]);
+    expect(byDate(body.valuations)).toEqual(body.valuations);
+    for (const v of body.valuations) expect(v.source.asOf).toBe(v.date);
+  });
+});
+
+describe('errors and the typed client', () => {
+  test('unknown id → 404 (unbilled); a bad id → 400; the same answers over tRPC', async () => {
+    for (const path of ['/api/private-companies/999999/rounds', '/api/private-companies/999999/valuations']) {
+      const { res, body } = await get(path);
+      expect([res.status, body.code, res.headers.get('x-request-cost-usd')]).toEqual([404, 'NOT_FOUND', '0']);
+    }
+    for (const path of ['/api/private-companies/0/rounds', '/api/private-companies/abc/valuations']) {
+      const { res, body } = await get(path);
+      expect([res.status, body.code]).toEqual([400, 'BAD_REQUEST']);
+    }
+    const id = await idOf('anthropic');
+    const client = trpcClient(t, acct.headers);
+    expect(await client.privateCompanies.rounds.query({ id })).toEqual((await get(`/api/private-companies/${id}/rounds`)).body);
+    expect(await client.privateCompanies.valuations.query({ id })).toEqual((await get(`/api/private-companies/${id}/valuations`)).body);
+  });
+});
