@@ -9,7 +9,8 @@ export const DATASET_DIR = new URL('./companies/', import.meta.url);
 
 export interface DatasetReport {
   records: CompanyRecord[];
-  invalid: Array<RowResult & { file: string }>;
+  /** Rows that failed validation, with the sourceId the row gave (if any), to name it. */
+  invalid: Array<RowResult & { file: string; sourceId: string | null }>;
 }
 
 export async function loadDataset(dir: URL = DATASET_DIR): Promise<DatasetReport> {
@@ -21,7 +22,8 @@ export async function loadDataset(dir: URL = DATASET_DIR): Promise<DatasetReport
     const rows = (await Bun.file(new URL(file, dir)).json()) as unknown[];
     if (!Array.isArray(rows)) throw new Error(`${file}: must hold a JSON array of company records`);
     for (const result of validateRows(rows.map((value, i) => ({ line: i + 1, value })), seen, file)) {
-      if (result.issues.length) invalid.push({ ...result, file });
+      const raw = rows[result.line - 1] as { sourceId?: unknown } | null;
+      if (result.issues.length) invalid.push({ ...result, file, sourceId: typeof raw?.sourceId === 'string' ? raw.sourceId : null });
       else records.push(result.record!);
     }
   }
