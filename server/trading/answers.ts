@@ -5,7 +5,7 @@
  * Valuation is at the bids: what the holdings would fetch if sold now.
  */
 import type { EventWithBands } from '../events/queries.ts';
-import { isLadder, tokensOf } from '../events/tokens.ts';
+import { isLadder, tokenLabel } from '../events/tokens.ts';
 import { bandExposure } from '../valuation/index.ts';
 import { MICROS_PER_USD, microRatio, microsToUsd, roundToMicro } from '../lib/money.ts';
 import type { MarketSnapshot } from '../market/market-data.ts';
@@ -83,12 +83,6 @@ export function positionSummary(position: SummaryPositionRow, totals: BandTotals
   };
 }
 
-/** Labels of an event's tokens and bands by id (a ladder's threshold tokens, and its bands for older holdings). */
-function labelsOf(event: EventWithBands | undefined): Map<string, string> {
-  if (!event) return new Map();
-  return new Map([...event.bands.map((b) => [b.id, b.label] as const), ...tokensOf(event).map((t) => [t.id, t.label] as const)]);
-}
-
 /**
  * The detail shape: no size and no unrealizedPnlPercent (docs/api.md "Position"). `holdings` are the
  * tokens held; `bands` what they pay band by band — the same rows for a band event, the sum of the
@@ -96,10 +90,10 @@ function labelsOf(event: EventWithBands | undefined): Map<string, string> {
  */
 export function positionDetail(position: PositionRow, bands: ValuedBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
   const f = figures(position, totalsOf(bands, books));
-  const labels = labelsOf(event);
+  const events = event ? [event] : [];
   const holdings = bands.map((b) => ({
     tokenId: b.bandId,
-    label: labels.get(b.bandId) ?? null,
+    label: tokenLabel(events, b.bandId),
     tokens: microsToUsd(b.sharesMicros),
     entryPrice: microRatio(b.entryCostMicros, b.boughtMicros),
     currentPrice: microsToUsd(bidOf(books.get(b.bandId))),
