@@ -4,6 +4,7 @@
  */
 export * from './tables/accounts.ts';
 export * from './tables/companies.ts';
+export * from './tables/company-graph.ts';
 export * from './tables/events.ts';
 export * from './tables/paper.ts';
 export * from './tables/trading.ts';

@@ -13,6 +13,9 @@ import { marketHistoryRouter } from './market-history.ts';
 import { portfolioRouter } from './portfolio.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
+import { companyExportRouter } from './company-export.ts';
+import { fundingRoundsRouter } from './funding-rounds.ts';
+import { investorsRouter } from './investors.ts';
 import { streamsRouter } from './streams.ts';
 import { tradingMarketRouter } from './trading-market.ts';
 import { ordersRouter } from './orders.ts';
@@ -33,6 +36,9 @@ export const appRouter = router({
   accounts: accountsRouter,
   deposits: depositsRouter,
   privateCompanies: privateCompaniesRouter,
+  companyExport: companyExportRouter,
+  fundingRounds: fundingRoundsRouter,
+  investors: investorsRouter,
   tradingMarket: tradingMarketRouter,
   marketHistory: marketHistoryRouter,
   tradingSettings: tradingSettingsRouter,

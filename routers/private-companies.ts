@@ -17,13 +17,28 @@ import {
   type SortField,
 } from '../server/companies/queries.ts';
 import { condensedCompany } from '../server/companies/answers.ts';
-import { companyDetailWithMarkets } from '../server/companies/markets.ts';
+import { companyDetailAt } from '../server/companies/markets.ts';
 import { roundsOf, valuationsOf } from '../server/companies/history.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
-import { isoInstant, isoString, noInput, optionalParams, wholeNumber } from './params.ts';
+import { figureSource as source, round } from './company-shapes.ts';
+import { isoInstant, isoString, noInput, optionalParams, parseIsoInstant, wholeNumber } from './params.ts';
 
 const TAGS = ['Private companies'];
+
+/** What asOf means on the detail routes (server/companies/point-in-time.ts). */
+const POINT_IN_TIME =
+  'Point in time: with asOf=YYYY-MM-DD the record is given as it stood on that day, in valid time: the facts dated on or before the day, as the record holds them now (not an earlier version of the dataset), and its undated identity facts (name, aliases, website, headquarters, people, products, financial figures, status) as they are now. ' +
+  'A date given only to the month or year counts from its first day (a round of 2025-03 is known on 2025-03-01). ' +
+  'Rounds, valuationHistory entries and acquisitions dated after the day are left out; ' +
+  'valuationUsd and valuationAsOf are the latest valuation known on the day (GET /api/private-companies/{id}/valuations: a round\'s post-money, a reported figure, or the current valuation if dated on or before the day), null when none is, and the step-up fields are null unless that is the current valuation; ' +
+  'when a round is left out, lastFundingDate, lastFundingRoundType and lastFundingAmountUsd are the last remaining round\'s, lastFundingRoundNumber its position if every round is listed, the other lastFunding* fields null, and totalFundingRounds and totalFundingUsd null unless the record lists every round (and, for the amount, every amount): then they are recounted; ' +
+  'employees and employeesAsOf are null if the head count is dated after the day, and ipoDate (with listingStatus and companyType when they describe the listing) if the listing came after it. ' +
+  'sources names where each remaining figure comes from, and asOf echoes the day. ' +
+  'A company founded in a later year is 404 (it did not exist yet); ' +
+  'a day that is not a real calendar date from 1970-01-01 to 9999-12-31 is 400. ' +
+  'markets are always the current ones.';
+
 const SPACEX_SOURCE_ID = 'spacex';
 
 const condensed = z.object({
@@ -46,17 +61,6 @@ const market = z.object({
   updatedAt: isoString().nullable().meta({ description: 'When these values were read from the venue (the market-data snapshot); null when the venue did not answer' }),
 });
 
-const detail = z.object({
-  id: z.number().int(),
-  ...companyRecordShape,
-  extra: z.record(z.string(), z.unknown()),
-  employeeCount: z.number().int().nullable(),
-  headquarters: z.string().nullable(),
-  createdAt: isoString(),
-  updatedAt: isoString(),
-  markets: z.array(market).meta({ description: 'One per listed valuation event linked to the company, by event id; empty when there is none. Live market data: each read reflects the current snapshot' }),
-});
-
 // Descriptions sit inside optional(): the OpenAPI generator documents an optional query parameter by its inner schema.
 const text = (description: string, example: string) => z.string().trim().min(1).max(200).meta({ description, example }).optional();
 const usdBound = (description: string, example: number) => wholeNumber({ min: 0, max: Number.MAX_SAFE_INTEGER }).meta({ description, example }).optional();
@@ -68,27 +72,24 @@ const page = {
 };
 const SORTS = [...SORT_FIELDS, ...SORT_FIELDS.map((f) => `-${f}` as const)] as const;
 
-const source = z
-  .object({
-    id: z.string().meta({ description: 'The dataset the figure comes from (`curated`: the service\'s curated records)', example: 'curated' }),
-    url: z.string().nullable().meta({ description: 'The public page the figure was taken from; null when the record names none', example: 'https://en.wikipedia.org/wiki/OpenAI' }),
-    asOf: z.string().meta({ description: 'The date the figure holds for (YYYY, YYYY-MM or YYYY-MM-DD)', example: '2026-03-31' }),
-  })
-  .meta({ description: 'Where a figure comes from and the date it holds for' });
-const usdOrNull = (description: string) => z.number().int().nullable().meta({ description });
+// The detail answers every record field but provenance, which it answers per field (`sources`).
+const { provenance: _provenance, ...detailRecordShape } = companyRecordShape;
 
-const round = z.object({
-  id: z.string().meta({ description: 'Stable: the company\'s sourceId, the date and the round type', example: 'openai:2026-03-31:venture-round' }),
-  companyId: z.number().int(),
-  date: z.string().meta({ description: 'YYYY-MM-DD or YYYY-MM', example: '2026-03-31' }),
-  roundType: z.string().nullable().meta({ description: 'As the source words it (Series C, Tender offer (secondary), IPO, …)', example: 'Venture Round' }),
-  amountUsd: usdOrNull('Raised, in USD; null when not reported'),
-  preMoneyValuationUsd: usdOrNull('Pre-money valuation in USD, where reported'),
-  postMoneyValuationUsd: usdOrNull('Post-money valuation in USD, where reported'),
-  pricePerShareUsd: z.number().nullable().meta({ description: 'Price per share in USD, where reported' }),
-  leadInvestors: z.array(z.string()).meta({ description: 'Lead investors of this round, where the source names them per round (else empty)' }),
-  investors: z.array(z.string()).meta({ description: 'Investors of this round, where the source names them per round (else empty; the company\'s key investors are in its record\'s extra.keyInvestors)' }),
-  source,
+const detail = z.object({
+  id: z.number().int(),
+  ...detailRecordShape,
+  extra: z.record(z.string(), z.unknown()),
+  employeeCount: z.number().int().nullable(),
+  headquarters: z.string().nullable(),
+  createdAt: isoString(),
+  updatedAt: isoString(),
+  markets: z.array(market).meta({ description: 'One per listed valuation event linked to the company, by event id; empty when there is none. Live market data: each read reflects the current snapshot' }),
+  sources: z.record(z.string(), source).meta({
+    description:
+      'Where each known field comes from, by field name: source id (data/sources/<id>; `curated`: the service\'s hand-checked records, `import`: a file an operator imported), its page for the company, and the date the figure holds for (a valuation\'s, a head count\'s or a round\'s own date, else the date the source holds for). Nothing without a source is shown; fields that are null or an empty list have no entry, nor does sourceId',
+    example: { valuationUsd: { id: 'curated', url: 'https://en.wikipedia.org/wiki/OpenAI', asOf: '2026-03-31' } },
+  }),
+  asOf: z.string().nullable().meta({ description: 'The day the record is given as of (the asOf parameter), or null for the record as it is now', example: null }),
 });
 
 const valuation = z.object({
@@ -102,6 +103,24 @@ const valuation = z.object({
 });
 
 const companyId = z.strictObject({ id: wholeNumber({ min: 1, max: 2_147_483_647 }).meta({ description: 'The company\'s id (from the list or a search)', example: 1 }) });
+
+/** The day a detail is asked as of: a calendar date, checked by the one date parser (routers/params.ts). */
+const asOfDay = () =>
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'must be a calendar date YYYY-MM-DD, e.g. 2024-06-30', abort: true })
+    .superRefine((value, ctx) => {
+      const parsed = parseIsoInstant(value);
+      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+    })
+    .meta({
+      description:
+        'The record as it stood on this day (YYYY-MM-DD), from its dated facts: rounds, valuations and acquisitions dated after it are left out (a date given only to the month or year counts from its first day), the valuation is the latest known on the day (null when none is), the last-round and total-funding figures are those of the rounds known then (null where they cannot be recounted exactly), a head count or listing dated after the day is null. Undated facts (name, people, products, financial figures) are given as they are now. A company founded after the day\'s year is 404',
+      example: '2024-06-30',
+    })
+    .optional();
+
+const companyDetailInput = z.strictObject({ id: companyId.shape.id, asOf: asOfDay() });
 
 const listOutput = z.object({ companies: z.array(condensed), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
 
@@ -157,12 +176,12 @@ export const privateCompaniesRouter = router({
         method: 'GET',
         path: '/private-companies/search',
         tags: TAGS,
-        summary: 'Search name and registeredName (exact, prefix, substring, then close spellings)',
+        summary: 'Search names, registered names, aliases and web domains (exact, prefix, substring, then close spellings)',
         description:
-          'Companies whose name or registered name matches q, best first: exact matches, then prefixes, then substrings, then close spellings (a typo still finds the company). Condensed like the list, paged with limit and offset. Billed at ten times the standard rate.',
+          'Companies one of whose names matches q: the name, the registered name, an alias (a former or other name) or the web domain (stripe.com; a URL or www. host is searched as its domain), with case and accents ignored (zurich finds Zürich). One row per company, at its best match, best first: exact matches, then prefixes, then substrings, each tier by the kind of name matched (name, registered name, alias, domain) and then by name; then up to 100 close spellings (a typo still finds the company), closest first. total counts the direct matches and the close spellings. Condensed like the list, paged with limit and offset. Billed at ten times the standard rate.',
       },
     })
-    .input(z.strictObject({ q: z.string().trim().min(2).max(200).meta({ description: 'The name to look for, at least 2 characters', example: 'anthropic' }), ...page }))
+    .input(z.strictObject({ q: z.string().trim().min(2).max(200).meta({ description: 'The name, registered name, former name or web domain to look for, at least 2 characters; case and accents are ignored', example: 'anthropic' }), ...page }))
     .output(listOutput.extend({ query: z.string() }))
     .query(async ({ ctx, input }) => {
       const result = await searchCompanies(ctx.services.database.db, input.q, input);
@@ -184,7 +203,7 @@ export const privateCompaniesRouter = router({
     .output(detail)
     .query(async ({ ctx }) => {
       const { database, marketData } = ctx.services;
-      return companyDetailWithMarkets(database.db, marketData, await companyBySourceId(database.db, SPACEX_SOURCE_ID));
+      return companyDetailAt(database.db, marketData, await companyBySourceId(database.db, SPACEX_SOURCE_ID), undefined);
     }),
 
   industries: companyDataProcedure
@@ -261,15 +280,18 @@ export const privateCompaniesRouter = router({
         path: '/private-companies/source/{sourceId}',
         tags: TAGS,
         summary: 'One company by its external sourceId',
-        description: 'The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra and its markets (the listed valuation events linked to it, priced from the current market data). Billed at ten times the standard rate.',
+        description:
+          'The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra, sources (where each known field comes from) and its markets (the listed valuation events linked to it, priced from the current market data). ' +
+          POINT_IN_TIME +
+          ' Billed at ten times the standard rate.',
         errorResponses: [404],
       },
     })
-    .input(z.strictObject({ sourceId: z.string().min(1).max(200).meta({ description: 'The company\'s sourceId (its slug in the source dataset)', example: 'openai' }) }))
+    .input(z.strictObject({ sourceId: z.string().min(1).max(200).meta({ description: 'The company\'s sourceId (its slug in the source dataset)', example: 'openai' }), asOf: asOfDay() }))
     .output(detail)
     .query(async ({ ctx, input }) => {
       const { database, marketData } = ctx.services;
-      return companyDetailWithMarkets(database.db, marketData, await companyBySourceId(database.db, input.sourceId));
+      return companyDetailAt(database.db, marketData, await companyBySourceId(database.db, input.sourceId), input.asOf);
     }),
 
   rounds: companyDataProcedure
@@ -299,7 +321,7 @@ export const privateCompaniesRouter = router({
         tags: TAGS,
         summary: "One company's valuation history, oldest first, each with its basis and source",
         description:
-          'Every dated valuation of the company: each round\'s post-money valuation (its basis read from the round: primary, secondary, tender, IPO, merger) and the record\'s current valuation when no round states it (basis reported), oldest first, each with its source and date. Billed at ten times the standard rate.',
+          'Every dated valuation of the company: each round\'s post-money valuation (its basis read from the round: primary, secondary, tender, IPO, merger), the dated figures sources report outside rounds (with the basis the source gives), and the record\'s current valuation when nothing else states it (basis reported), oldest first, each with its source and date. Billed at ten times the standard rate.',
         errorResponses: [404],
       },
     })
@@ -317,14 +339,17 @@ export const privateCompaniesRouter = router({
         path: '/private-companies/{id}',
         tags: TAGS,
         summary: 'One company by its numeric id, with extra',
-        description: 'The full record of one company: every field of the dataset, the source\'s extra fields, headquarters, timestamps, and its markets (the listed valuation events linked to it, with the implied valuation and LONG and SHORT costs of the current market data). Billed at ten times the standard rate.',
+        description:
+          'The full record of one company: every field of the dataset, the source\'s extra fields, headquarters, timestamps, sources (where each known field comes from: source id, its page and the date the figure holds for) and its markets (the listed valuation events linked to it, with the implied valuation and LONG and SHORT costs of the current market data). ' +
+          POINT_IN_TIME +
+          ' Billed at ten times the standard rate.',
         errorResponses: [404],
       },
     })
-    .input(companyId)
+    .input(companyDetailInput)
     .output(detail)
     .query(async ({ ctx, input }) => {
       const { database, marketData } = ctx.services;
-      return companyDetailWithMarkets(database.db, marketData, await companyById(database.db, input.id));
+      return companyDetailAt(database.db, marketData, await companyById(database.db, input.id), input.asOf);
     }),
 });

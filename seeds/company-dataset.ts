@@ -1,11 +1,31 @@
 /**
- * The curated company dataset: every `*.json` file in seeds/companies/, validated row by row
- * (server/companies/company-schema.ts) with sourceIds unique across all files.
+ * The company dataset the seed loads: every `*.json` file in seeds/companies/ (built from
+ * data/sources/ by `npm run data:build`), validated row by row (server/companies/company-schema.ts)
+ * with sourceIds unique across all files.
+ *
+ * `SEED_COMPANIES=sample` loads a fixed sample instead of all of it: every curated record and every
+ * twentieth of the others (by sourceId). The test suite runs on it (tests/harness/preload.ts) because
+ * each test file clones a seeded database, and an embedded database of the whole dataset takes
+ * seconds to clone; tests/companies/full-dataset.test.ts seeds the whole dataset on its own.
  */
 import { readdirSync } from 'node:fs';
 import { validateRows, type CompanyRecord, type RowResult } from '../server/companies/company-schema.ts';
 
 export const DATASET_DIR = new URL('./companies/', import.meta.url);
+
+export type DatasetSelection = 'full' | 'sample';
+
+export function datasetSelection(): DatasetSelection {
+  return process.env.SEED_COMPANIES === 'sample' ? 'sample' : 'full';
+}
+
+/** One in this many non-curated records is in the sample. */
+const SAMPLE_EVERY = 20;
+
+function sampled(records: CompanyRecord[]): CompanyRecord[] {
+  let n = 0;
+  return records.filter((r) => r.provenance?.[0]?.id === 'curated' || !r.provenance?.length || n++ % SAMPLE_EVERY === 0);
+}
 
 export interface DatasetReport {
   records: CompanyRecord[];
@@ -13,7 +33,7 @@ export interface DatasetReport {
   invalid: Array<RowResult & { file: string; sourceId: string | null }>;
 }
 
-export async function loadDataset(dir: URL = DATASET_DIR): Promise<DatasetReport> {
+export async function loadDataset(dir: URL = DATASET_DIR, selection: DatasetSelection = datasetSelection()): Promise<DatasetReport> {
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   const seen = new Map<string, string>();
   const records: CompanyRecord[] = [];
@@ -27,5 +47,5 @@ export async function loadDataset(dir: URL = DATASET_DIR): Promise<DatasetReport
       else records.push(result.record!);
     }
   }
-  return { records, invalid };
+  return { records: selection === 'sample' ? sampled(records) : records, invalid };
 }

@@ -21,6 +21,13 @@ const keys = await dashboard.keys.list.query();
 const account: RouterOutputs['accounts']['me'] = await dashboard.accounts.me.query();
 const deposits = await dashboard.deposits.list.query();
 const companies = await withCallInfo((o) => api.privateCompanies.list.query({ limit: 2, sort: '-valuationUsd' }, o));
+const rounds = await withCallInfo((o) => api.fundingRounds.list.query({ limit: 3 }, o));
+const investors = await api.investors.list.query({ limit: 3 });
+// The bulk export is a file, served on REST only: over tRPC it is a typed refusal that costs nothing.
+const exportRefusal = await api.companyExport.get.query({ format: 'ndjson' }).then(
+  () => 'answered',
+  (error: unknown) => (error instanceof PreIpoApiError ? { code: error.code, status: error.status } : String(error)),
+);
 const { events } = await api.tradingMarket.events.query();
 const open = events.find((event) => event.status === 'open');
 if (!open?.venue.eventSlug) throw new Error('no open event with a venue slug');
@@ -89,6 +96,9 @@ report({
   accountId: account.accountId,
   deposits: deposits.deposits.length,
   companies: { names: companies.data.companies.map((company) => company.name), total: companies.data.total, cost: companies.cost },
+  rounds: { ids: rounds.data.rounds.map((round) => round.id), cost: rounds.cost },
+  investors: investors.investors.map((investor) => investor.name),
+  exportRefusal,
   openEventId: open.id,
   historyEventId: history.eventId,
   hasCredentials: settings.hasCredentials,

@@ -21,6 +21,23 @@ export interface FundingRound {
   amount?: number | null;
   valuation: number | null;
   pricePerShare: number | null;
+  investors?: string[] | null;
+  leadInvestors?: string[] | null;
+  /** The provenance entry (source id) the round comes from. */
+  source?: string | null;
+}
+export interface ValuationPoint {
+  date: string;
+  valuationUsd: number;
+  basis: 'primary' | 'secondary' | 'tender' | 'ipo' | 'merger' | 'reported';
+  source?: string | null;
+}
+/** Where a record's facts come from: one entry per source, with the fields it gave. */
+export interface ProvenanceEntry {
+  id: string;
+  url?: string | null;
+  asOf: string;
+  fields: string[];
 }
 export interface SubsidiaryOrAcquisition {
   name: string;
@@ -99,6 +116,9 @@ export const companies = pgTable(
     subsidiariesAndAcquisitions: jsonb('subsidiaries_and_acquisitions').$type<SubsidiaryOrAcquisition[]>(),
     extra: jsonb('extra').$type<CompanyExtra>(),
     referenceUrl: text('reference_url'),
+    aliases: jsonb('aliases').$type<string[]>(),
+    valuationHistory: jsonb('valuation_history').$type<ValuationPoint[]>(),
+    provenance: jsonb('provenance').$type<ProvenanceEntry[]>(),
     // Filter keys: trimmed, lower-case copies kept by PostgreSQL itself. Plain columns (not lower()
     // expressions) so that counting a filtered list can be an index-only scan.
     industryKey: text('industry_key').generatedAlwaysAs(sql`lower(btrim(industry))`),
@@ -127,9 +147,7 @@ export const companies = pgTable(
     index('companies_employees_desc_idx').on(sql`${t.employees} desc nulls last`, sql`${t.id} desc`),
     index('companies_updated_at_desc_idx').on(sql`${t.updatedAt} desc nulls last`, sql`${t.id} desc`),
     index('companies_name_desc_idx').on(sql`lower(${t.name}) desc nulls last`, sql`${t.id} desc`),
-    // Search: substring (LIKE) and close-spelling (word similarity, <%) matches through GIN trigram indexes.
-    index('companies_name_trgm_idx').using('gin', sql`lower(${t.name}) gin_trgm_ops`),
-    index('companies_registered_name_trgm_idx').using('gin', sql`lower(${t.registeredName}) gin_trgm_ops`),
+    // Search goes through company_names (company-graph.ts): every name, alias and domain, folded.
   ],
 );
 

@@ -5,6 +5,10 @@
  */
 import { z } from 'zod';
 
+/** How a valuation was set (docs/companies.md "Rounds and valuations"). */
+export const VALUATION_BASES = ['primary', 'secondary', 'tender', 'ipo', 'merger', 'reported'] as const;
+export type ValuationBasis = (typeof VALUATION_BASES)[number];
+
 const PARTIAL_DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/;
 
 export function isPartialDate(value: string): boolean {
@@ -37,12 +41,31 @@ function recordShape(strict: boolean) {
     description: z.string().nullish(),
     metadata: z.record(z.string(), z.unknown()).nullish(),
   });
+  const investorNames = () => z.array(name()).nullish();
+  const sourceRef = () => (strict ? z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be a source id (data/sources/<id>)') : z.string()).nullish();
   const fundingRound = z.object({
     date: date(),
     roundType: z.string().nullish(),
     amount: wholeUsd(),
     valuation: wholeUsd(),
     pricePerShare: (strict ? z.number().min(0) : z.number()).nullish(),
+    /** Investors the source names for this round (not the company's key investors). */
+    investors: investorNames(),
+    leadInvestors: investorNames(),
+    /** The provenance entry (by source id) the round comes from; the record's first one when absent. */
+    source: sourceRef(),
+  });
+  const valuationPoint = z.object({
+    date: date(),
+    valuationUsd: strict ? z.number().int().min(1).max(Number.MAX_SAFE_INTEGER) : z.number().int(),
+    basis: z.enum(VALUATION_BASES),
+    source: sourceRef(),
+  });
+  const provenanceEntry = z.object({
+    id: strict ? z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be a source id (data/sources/<id>)') : z.string(),
+    url: url(),
+    asOf: date(),
+    fields: z.array(z.string()),
   });
   const subsidiary = z.object({
     name: name(),
@@ -117,6 +140,12 @@ function recordShape(strict: boolean) {
     subsidiariesAndAcquisitions: z.array(subsidiary).nullish(),
     extra: extra.nullish(),
     referenceUrl: url(),
+    /** Other names the company is or was known by (former names, legal names); searched like the name. */
+    aliases: z.array(name()).nullish(),
+    /** Dated valuations that are not a round's (a list's reported figure, an exit), oldest first. */
+    valuationHistory: z.array(valuationPoint).nullish(),
+    /** Where the record's facts come from: per source, its page for this company, its date and the fields it gave. */
+    provenance: z.array(provenanceEntry).nullish(),
   };
 }
 
@@ -147,7 +176,10 @@ export function consistencyIssues(r: CompanyRecord): RecordIssue[] {
     }
   }
   const last = history.at(-1);
-  if (last) {
+  // The last-funding fields are all unknown (a source that lists some rounds, not necessarily the
+  // latest) or all the last round's.
+  const lastKnown = r.lastFundingDate != null || r.lastFundingRoundType != null || r.lastFundingAmountUsd != null;
+  if (last && lastKnown) {
     const pairs: Array<[keyof CompanyRecord, unknown, unknown]> = [
       ['lastFundingDate', r.lastFundingDate, last.date],
       ['lastFundingRoundType', r.lastFundingRoundType, last.roundType],
@@ -170,6 +202,13 @@ export function consistencyIssues(r: CompanyRecord): RecordIssue[] {
   if (r.lastFundingPreMoneyValuationUsd != null && last?.valuation != null && r.lastFundingPreMoneyValuationUsd > last.valuation) {
     issues.push({ field: 'lastFundingPreMoneyValuationUsd', reason: 'exceeds the last round\'s post-money valuation' });
   }
+  const valuations = r.valuationHistory ?? [];
+  for (let i = 1; i < valuations.length; i++) {
+    if (dateKey(valuations[i]!.date) < dateKey(valuations[i - 1]!.date)) issues.push({ field: `valuationHistory.${i}.date`, reason: 'sort ascending by date' });
+  }
+  const sourceIds = new Set((r.provenance ?? []).map((p) => p.id));
+  const refs = [...history.map((h, i) => [`fundingHistory.${i}.source`, h.source] as const), ...valuations.map((v, i) => [`valuationHistory.${i}.source`, v.source] as const)];
+  for (const [field, ref] of refs) if (ref && !sourceIds.has(ref)) issues.push({ field, reason: `names source ${ref}, which the record's provenance does not list` });
   if (r.ipoDate && r.foundedYear && Number(r.ipoDate.slice(0, 4)) < r.foundedYear) {
     issues.push({ field: 'ipoDate', reason: `is before foundedYear ${r.foundedYear}` });
   }

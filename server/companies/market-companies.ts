@@ -1,16 +1,17 @@
 /**
  * The private-company record a venue market is about (docs/companies.md "Markets"): the record whose
- * name or registered name is the market's company (case-insensitive), else one created from what the
+ * name, registered name or alias is the market's company (folded: case and accents ignored), else one created from what the
  * market says — its name and nothing else, marked `extra.origin: "market"` with the event, its venue
  * page and the day it was seen — so a company page with its markets exists before the dataset covers
  * the company. No figure is invented: every other field stays null until an import fills it in (an
  * import of the same source id replaces the row). Created under a source id made from the name
  * (`market-<name>`), so passes on several instances create it once.
  */
-import { sql } from 'drizzle-orm';
+import { and, asc, eq, lte } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { companies } from '../../db/schema.ts';
+import { companies, companyNames } from '../../db/schema.ts';
 import { bumpDatasetVersion } from './aggregate-cache.ts';
+import { fold, NAME_KIND, namesOf } from './names.ts';
 
 export interface MarketCompany {
   /** The company as the market names it ("SpaceX"). */
@@ -31,22 +32,31 @@ const sourceIdFor = (name: string) =>
 export async function companyForMarket(db: Db, market: MarketCompany): Promise<string> {
   const [found] = await db
     .select({ sourceId: companies.sourceId })
-    .from(companies)
-    .where(sql`lower(${companies.name}) = lower(${market.company}) or lower(${companies.registeredName}) = lower(${market.company})`)
-    .orderBy(companies.sourceId)
+    .from(companyNames)
+    .innerJoin(companies, eq(companies.id, companyNames.companyId))
+    .where(and(eq(companyNames.folded, fold(market.company)), lte(companyNames.kind, NAME_KIND.alias)))
+    .orderBy(asc(companyNames.kind), asc(companies.sourceId))
     .limit(1);
   if (found) return found.sourceId;
   const sourceId = sourceIdFor(market.company);
-  const created = await db
-    .insert(companies)
-    .values({
-      sourceId,
-      name: market.company.trim(),
-      referenceUrl: market.venueEventSlug ? `https://polymarket.com/event/${market.venueEventSlug}` : null,
-      extra: { origin: 'market', fromEventId: market.eventId, venueEventSlug: market.venueEventSlug, seenAt: new Date().toISOString().slice(0, 10) },
-    })
-    .onConflictDoNothing({ target: companies.sourceId })
-    .returning({ sourceId: companies.sourceId });
-  if (created.length) await bumpDatasetVersion(db);
+  const seenAt = new Date().toISOString().slice(0, 10);
+  const referenceUrl = market.venueEventSlug ? `https://polymarket.com/event/${market.venueEventSlug}` : null;
+  const name = market.company.trim();
+  await db.transaction(async (tx) => {
+    const created = await tx
+      .insert(companies)
+      .values({
+        sourceId,
+        name,
+        referenceUrl,
+        provenance: [{ id: 'polymarket', url: referenceUrl, asOf: seenAt, fields: ['name', 'referenceUrl'] }],
+        extra: { origin: 'market', fromEventId: market.eventId, venueEventSlug: market.venueEventSlug, seenAt },
+      })
+      .onConflictDoNothing({ target: companies.sourceId })
+      .returning({ id: companies.id });
+    if (!created.length) return;
+    await tx.insert(companyNames).values(namesOf({ name }).map((n) => ({ companyId: created[0]!.id, ...n })));
+    await bumpDatasetVersion(tx);
+  });
   return sourceId;
 }

@@ -15,6 +15,7 @@ import type { MarketSnapshot } from '../market/market-data.ts';
 import { allValuations } from '../market/valuation-view.ts';
 import { DEFAULT_FLOORS } from '../valuation/index.ts';
 import { companyDetail } from './answers.ts';
+import { companyAsOf } from './point-in-time.ts';
 import type { Company } from './queries.ts';
 
 export interface CompanyMarket {
@@ -87,4 +88,15 @@ export async function companyMarkets(db: Db, marketData: MarketSource, sourceId:
 /** The detail answer (answers.ts) with the company's markets, read now: never kept with the record. */
 export async function companyDetailWithMarkets(db: Db, marketData: MarketSource, company: Company) {
   return { ...companyDetail(company), markets: await companyMarkets(db, marketData, company.sourceId) };
+}
+
+/**
+ * The detail answer as it is now or as it stood on `asOf` (point-in-time.ts), with its markets: always
+ * the current ones (live market data, not facts of the record). 404 for a company founded after the day.
+ */
+export async function companyDetailAt(db: Db, marketData: MarketSource, company: Company, asOf: string | undefined) {
+  if (asOf === undefined) return { ...(await companyDetailWithMarkets(db, marketData, company)), asOf: null };
+  const then = companyAsOf(company, asOf);
+  if (!then) throw new ApiError('NOT_FOUND', `${company.name} did not exist yet on ${asOf} (founded ${company.foundedYear})`);
+  return { ...(await companyDetailWithMarkets(db, marketData, then)), asOf };
 }

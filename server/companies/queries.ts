@@ -1,14 +1,16 @@
 /**
  * Reading companies: the filtered list, search, lookups, and the aggregates. Every text filter is an
- * exact, case-insensitive match on an indexed lower() expression; ranges are inclusive.
+ * exact, case-insensitive match on an indexed lower() expression; ranges are inclusive. Search goes
+ * through the folded names of company_names (names.ts).
  */
-import { and, asc, count, countDistinct, desc, eq, gte, inArray, lte, max, min, not, sql, sum, type SQL } from 'drizzle-orm';
+import { and, asc, count, countDistinct, desc, eq, gte, inArray, lte, max, min, not, notInArray, sql, sum, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
-import { companies, events } from '../../db/schema.ts';
+import { companies, companyNames, events } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { AggregateCache } from './aggregate-cache.ts';
+import { domainOf, fold } from './names.ts';
 
 export type Company = typeof companies.$inferSelect;
 
@@ -111,39 +113,52 @@ const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** At most this many close-spelling matches follow the direct matches of a search. */
 export const CLOSE_SPELLING_LIMIT = 100;
-/** Close spelling: word similarity of the query to the name of at least 0.5 (`antropic` → Anthropic). */
+/** Close spelling: word similarity of the query to one of the names of at least 0.5 (`antropic` → Anthropic). */
 export const CLOSE_SPELLING_MIN_WORD_SIMILARITY = 0.5;
 
 /**
- * Search over name and registeredName. Direct matches come first, ranked exact, then prefix, then
- * substring, each tier by name; then up to CLOSE_SPELLING_LIMIT close spellings of the name, closest
- * first. Both kinds are found through the GIN trigram indexes on lower(name)/lower(registered_name).
+ * The text a search looks for: folded as the stored names are (names.ts: case and accents ignored),
+ * and a URL or a `www.` host searched as its domain (`https://www.stripe.com/about` → `stripe.com`).
+ */
+export function searchKey(query: string): string {
+  const text = query.trim();
+  if (/^(https?:\/\/|www\d?\.)\S+$/i.test(text)) {
+    const domain = domainOf(/^https?:\/\//i.test(text) ? text : `https://${text}`);
+    if (domain) return fold(domain);
+  }
+  return fold(text);
+}
+
+/**
+ * Search over every name a company is found by (company_names: its name, registered name, aliases
+ * and web domain, folded). Direct matches come first, one row per company at its best name: exact,
+ * then prefix, then substring; within a tier by the kind of name matched (name, registered name,
+ * alias, domain), then by name. Then up to CLOSE_SPELLING_LIMIT companies with a close spelling of
+ * one of their names, closest first. `total` counts both. Both kinds are found through the GIN
+ * trigram index on company_names.folded (an exact match also through its btree).
  */
 export async function searchCompanies(db: Db, query: string, page: Page) {
-  const q = query.toLowerCase();
-  const name = sql`lower(${companies.name})`;
-  const registered = sql`lower(${companies.registeredName})`;
+  const q = searchKey(query);
+  if (!q) return { rows: [] as Company[], total: 0 };
+  const n = companyNames;
   const contains = `%${likeLiteral(q)}%`;
   const prefix = `${likeLiteral(q)}%`;
-  // Exactly the GIN-indexed expressions (a NULL registered name is simply not a match).
-  const direct = sql`(${name} like ${contains} or ${registered} like ${contains})`;
-  const notDirect = sql`(not ${name} like ${contains} and (${companies.registeredName} is null or not ${registered} like ${contains}))`;
-  const rank = sql<number>`case
-    when ${name} = ${q} or ${registered} = ${q} then 0
-    when ${name} like ${prefix} or ${registered} like ${prefix} then 1
-    else 2 end`;
-  const distance = sql<number>`${q} <<-> ${name}`;
+  const direct = sql`${n.folded} like ${contains}`;
+  // The best (tier, kind) of a company's matching names as one number: tier (exact 0, prefix 1,
+  // substring 2) times 4, plus the kind (0 name, 1 registered name, 2 alias, 3 domain).
+  const rank = sql<number>`min(case when ${n.folded} = ${q} then 0 when ${n.folded} like ${prefix} then 4 else 8 end + ${n.kind})`;
 
   const [[directCount], close] = await Promise.all([
-    db.select({ total: count() }).from(companies).where(direct),
+    db.select({ total: countDistinct(n.companyId) }).from(n).where(direct),
     // `<%` is indexable but reads its threshold from a setting, so set it for this transaction only.
     db.transaction(async (tx) => {
       await tx.execute(sql.raw(`set local pg_trgm.word_similarity_threshold = ${CLOSE_SPELLING_MIN_WORD_SIMILARITY}`));
       return tx
-        .select({ id: companies.id })
-        .from(companies)
-        .where(and(sql`${q} <% ${name}`, notDirect))
-        .orderBy(distance, asc(companies.id))
+        .select({ id: n.companyId })
+        .from(n)
+        .where(and(sql`${q} <% ${n.folded}`, notInArray(n.companyId, tx.select({ id: n.companyId }).from(n).where(direct))))
+        .groupBy(n.companyId)
+        .orderBy(sql`min(${q} <<-> ${n.folded})`, asc(n.companyId))
         .limit(CLOSE_SPELLING_LIMIT);
     }),
   ]);
@@ -151,14 +166,22 @@ export async function searchCompanies(db: Db, query: string, page: Page) {
 
   const rows: Company[] = [];
   if (page.offset < directTotal) {
-    const ids = db
-      .select({ id: companies.id })
-      .from(companies)
-      .where(direct)
-      .orderBy(asc(rank), asc(name), asc(companies.id))
+    const matches = db.select({ companyId: n.companyId, rank: rank.as('rank') }).from(n).where(direct).groupBy(n.companyId).as('matches');
+    const sortName = sql<string>`lower(${companies.name})`;
+    const pageOf = db
+      .select({ id: companies.id, rank: matches.rank, sortName: sortName.as('sort_name') })
+      .from(matches)
+      .innerJoin(companies, eq(companies.id, matches.companyId))
+      .orderBy(asc(matches.rank), asc(sortName), asc(companies.id))
       .limit(Math.min(page.limit, directTotal - page.offset))
-      .offset(page.offset);
-    rows.push(...(await db.select().from(companies).where(inArray(companies.id, ids)).orderBy(asc(rank), asc(name), asc(companies.id))));
+      .offset(page.offset)
+      .as('page');
+    const found = await db
+      .select({ company: companies })
+      .from(companies)
+      .innerJoin(pageOf, eq(pageOf.id, companies.id))
+      .orderBy(asc(pageOf.rank), asc(pageOf.sortName), asc(companies.id));
+    rows.push(...found.map((r) => r.company));
   }
   const closeIds = close.slice(Math.max(0, page.offset - directTotal), page.offset + page.limit - directTotal).map((r) => r.id);
   if (closeIds.length) {
@@ -219,3 +242,5 @@ export async function companyStats(db: Db) {
   return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, num(v)])) as { [K in keyof NonNullable<typeof row>]: number };
 }
 
+/** The list's filters as SQL, for the export (server/companies/export.ts), which reads the same companies. */
+export { filterWhere };

@@ -1,13 +1,15 @@
 /**
  * Writing companies: an all-or-nothing upsert keyed by sourceId, reporting which rows were added,
- * changed or already identical. Used by the seeder and the import CLI.
+ * changed or already identical, and the records' rounds, investor links and names with them
+ * (graph.ts). Used by the seeder and the import CLI.
  */
 import { getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { companies } from '../../db/schema.ts';
+import { companies, companyNames } from '../../db/schema.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
 import { bumpDatasetVersion } from './aggregate-cache.ts';
 import { COMPANY_FIELDS, type CompanyRecord } from './company-schema.ts';
+import { rebuildCompanyGraph } from './graph.ts';
 
 export interface UpsertReport {
   added: number;
@@ -51,7 +53,16 @@ export async function upsertCompanies(db: Db, records: CompanyRecord[], onProgre
           if (field === 'sourceId') continue;
           set[field] = sql.raw(`excluded.${COLUMNS[field as keyof typeof COLUMNS].name}`);
         }
-        await tx.insert(companies).values(changed).onConflictDoUpdate({ target: companies.sourceId, set });
+        const written = await tx.insert(companies).values(changed).onConflictDoUpdate({ target: companies.sourceId, set }).returning();
+        await rebuildCompanyGraph(tx, written);
+      }
+      // Unchanged records written before the graph existed (no name row yet) get theirs now.
+      const unchangedIds = existing.filter((row) => !changed.some((c) => c.sourceId === row.sourceId)).map((row) => row.id);
+      if (unchangedIds.length) {
+        const named = new Set(
+          (await tx.selectDistinct({ id: companyNames.companyId }).from(companyNames).where(inArray(companyNames.companyId, unchangedIds))).map((r) => r.id),
+        );
+        await rebuildCompanyGraph(tx, existing.filter((row) => unchangedIds.includes(row.id) && !named.has(row.id)));
       }
       onProgress?.(Math.min(start + BATCH, records.length));
     }

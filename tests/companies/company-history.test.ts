@@ -25,6 +25,11 @@ const get = async (path: string) => {
   return { res, body: await json(res) };
 };
 const idOf = async (sourceId: string) => (await get(`/api/private-companies/source/${sourceId}`)).body.id as number;
+/** The provenance entry a figure names (else the record's first), at the figure's date. */
+const sourceOf = (record: CompanyRecord, ref: string | null | undefined, asOf: string) => {
+  const entry = record.provenance!.find((p) => p.id === ref) ?? record.provenance![0]!;
+  return { id: entry.id, url: entry.url ?? null, asOf };
+};
 const byDate = <T extends { date: string }>(rows: T[]) => [...rows].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
 
 describe('GET /api/private-companies/{id}/rounds', () => {
@@ -39,8 +44,8 @@ describe('GET /api/private-companies/{id}/rounds', () => {
       expect(body.rounds.map((r: any) => [r.date, r.roundType, r.amountUsd, r.postMoneyValuationUsd, r.pricePerShareUsd])).toEqual(
         expected.map((r) => [r.date, r.roundType, r.amount ?? null, r.valuation ?? null, r.pricePerShare ?? null]),
       );
-      for (const round of body.rounds) {
-        expect(round.source).toEqual({ id: 'curated', url: record.referenceUrl ?? null, asOf: round.date });
+      for (const [i, round] of body.rounds.entries()) {
+        expect(round.source).toEqual(sourceOf(record, expected[i]!.source, round.date));
         expect(round.id.startsWith(`${record.sourceId}:${round.date}:`)).toBe(true);
         expect(round.companyId).toBe(id);
       }
@@ -66,7 +71,8 @@ describe('GET /api/private-companies/{id}/valuations', () => {
 
   test("a basis is read from the round's wording: tender, merger and IPO (SpaceX)", async () => {
     const { body } = await get(`/api/private-companies/${await idOf('spacex')}/valuations`);
-    const basis = new Map(body.valuations.map((v: any) => [v.date, v.basis]));
+    // The rounds' valuations (the lists' dated figures have no round).
+    const basis = new Map(body.valuations.filter((v: any) => v.roundId).map((v: any) => [v.date, v.basis]));
     const record = dataset.find((r) => r.sourceId === 'spacex')!;
     for (const round of record.fundingHistory!.filter((r) => r.valuation)) {
       const words = (round.roundType ?? '').toLowerCase();
@@ -77,13 +83,26 @@ describe('GET /api/private-companies/{id}/valuations', () => {
   });
 
   test('a current valuation no round states is added as reported, at its own date; every figure has a source', async () => {
+    const same = (d: string, v: number) => (h: { date: string; valuation?: number | null; valuationUsd?: number }) =>
+      (h.valuation ?? h.valuationUsd) === v && (h.date.startsWith(d) || d.startsWith(h.date));
+    // A curated figure that neither a round nor another source's dated figure states.
     const record = dataset.find(
-      (r) => r.valuationUsd && r.valuationAsOf && !(r.fundingHistory ?? []).some((h) => h.valuation === r.valuationUsd && (h.date.startsWith(r.valuationAsOf!) || r.valuationAsOf!.startsWith(h.date))),
+      (r) =>
+        r.provenance?.[0]?.id === 'curated' &&
+        r.provenance[0].fields.includes('valuationUsd') &&
+        r.valuationUsd &&
+        r.valuationAsOf &&
+        !(r.fundingHistory ?? []).some(same(r.valuationAsOf, r.valuationUsd)) &&
+        !(r.valuationHistory ?? []).some(same(r.valuationAsOf, r.valuationUsd)),
     )!;
     expect(record).toBeDefined();
     const { body } = await get(`/api/private-companies/${await idOf(record.sourceId)}/valuations`);
-    const reported = body.valuations.filter((v: any) => v.basis === 'reported');
-    expect(reported).toEqual([{ date: record.valuationAsOf, valuationUsd: record.valuationUsd, basis: 'reported', roundId: null, source: { id: 'curated', url: record.referenceUrl ?? null, asOf: record.valuationAsOf } }]);
+    const reported = body.valuations.filter((v: any) => v.basis === 'reported' && v.source.id === 'curated');
+    expect(reported).toEqual([{ date: record.valuationAsOf, valuationUsd: record.valuationUsd, basis: 'reported', roundId: null, source: sourceOf(record, 'curated', record.valuationAsOf!) }]);
+    // Every dated figure another source reports is there too, with its basis and source.
+    for (const v of record.valuationHistory ?? []) {
+      expect(body.valuations).toContainEqual({ date: v.date, valuationUsd: v.valuationUsd, basis: v.basis, roundId: null, source: sourceOf(record, v.source, v.date) });
+    }
     expect(byDate(body.valuations)).toEqual(body.valuations);
     for (const v of body.valuations) expect(v.source.asOf).toBe(v.date);
   });

@@ -47,12 +47,19 @@ async function valuedAs(eventId: string) {
 }
 
 /** Every company id of the list with these parameters (one page holds the whole seeded dataset). */
+/** Every company the list answers for the query, page by page. */
 async function listedIds(query: string) {
-  const { res, body } = await get(`/api/private-companies?limit=200${query}`);
-  expect(res.status).toBe(200);
-  expect(res.headers.get('x-request-cost-usd')).toBe('0.02');
-  expect(body.companies.length).toBe(body.total);
-  return new Set<number>(body.companies.map((c: any) => c.id));
+  const ids = new Set<number>();
+  for (let offset = 0; ; offset += 200) {
+    const { res, body } = await get(`/api/private-companies?limit=200&offset=${offset}${query}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-cost-usd')).toBe('0.02');
+    for (const c of body.companies) ids.add(c.id);
+    if (offset + 200 >= body.total) {
+      expect(ids.size).toBe(body.total);
+      return ids;
+    }
+  }
 }
 
 describe('GET /api/trading/events', () => {

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { CompanyRecord } from '../../server/companies/company-schema.ts';
+import { namesOf } from '../../server/companies/names.ts';
 import { loadDataset } from '../../seeds/company-dataset.ts';
 import { createTestApp, json, trpcClient, type TestApp } from '../harness/app.ts';
 import { fundedAccount, type FundedAccount } from '../harness/factories.ts';
@@ -46,7 +47,7 @@ describe('GET /api/private-companies', () => {
     expect(body.companies).toHaveLength(50);
     expect(Object.keys(body.companies[0]).sort()).toEqual(['employeeCount', 'foundedYear', 'headquarters', 'id', 'industry', 'name', 'totalFundingUsd', 'valuationUsd']);
     const spacex = dataset.find((c) => c.sourceId === 'spacex')!;
-    const { body: all } = await get('/api/private-companies?limit=200');
+    const { body: all } = await get('/api/private-companies?limit=200&sort=-valuationUsd');
     const item = all.companies.find((c: any) => c.name === spacex.name);
     expect(item.headquarters).toBe([spacex.headquartersCity, spacex.headquartersRegion, spacex.headquartersCountry].filter(Boolean).join(', '));
     expect(item.valuationUsd).toBe(spacex.valuationUsd);
@@ -139,7 +140,10 @@ describe('GET /api/private-companies/{id} and /source/{sourceId}', () => {
     // The same record; its markets are valued at whichever snapshot each answer read (2 s each).
     const withoutTimes = (c: any) => ({ ...c, markets: c.markets.map(({ updatedAt: _, ...m }: any) => m) });
     expect(withoutTimes(body)).toEqual(withoutTimes(bySource));
-    for (const [field, value] of Object.entries(stripe)) expect([field, body[field]]).toEqual([field, value ?? null]);
+    // Every field as the record holds it; provenance is answered per field, as sources.
+    for (const [field, value] of Object.entries(stripe)) if (field !== 'provenance') expect([field, body[field]]).toEqual([field, value ?? null]);
+    expect(body.provenance).toBeUndefined();
+    expect(body.sources.name).toEqual({ id: stripe.provenance![0]!.id, url: stripe.provenance![0]!.url ?? null, asOf: stripe.provenance![0]!.asOf });
     expect(body.extra).toEqual(stripe.extra ?? {});
     expect(body.extra.keyInvestors).toBeInstanceOf(Array);
     expect(body.employeeCount).toBe(stripe.employees ?? null);
@@ -175,15 +179,27 @@ describe('GET /api/private-companies/search', () => {
     const exact = (await get('/api/private-companies/search?q=Stripe')).body;
     expect(exact.companies[0].name).toBe('Stripe');
     expect(exact).toMatchObject({ query: 'Stripe', limit: 50, offset: 0 });
-    // "open": prefix matches (sorted by name) before substring matches.
+    // "open": prefix matches before substring matches, over every name a company is found by (name,
+    // registered name, aliases, domain: names.ts), one row per company at its best match; within a
+    // tier by the kind of name matched (name first), then by name.
     const { body } = await get('/api/private-companies/search?q=open&limit=200');
     const names: string[] = body.companies.map((c: any) => c.name);
-    const isPrefix = (c: CompanyRecord) => [c.name, c.registeredName].some((n) => n?.toLowerCase().startsWith('open'));
-    const prefixNames = dataset.filter(isPrefix).map((c) => c.name);
-    expect(names.slice(0, prefixNames.length).sort()).toEqual([...prefixNames].sort());
-    expect(names.slice(0, prefixNames.length)).toEqual([...names.slice(0, prefixNames.length)].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())));
-    const substringNames = dataset.filter((c) => !isPrefix(c) && [c.name, c.registeredName].some((n) => n?.toLowerCase().includes('open'))).map((c) => c.name);
-    expect(names.slice(prefixNames.length, prefixNames.length + substringNames.length).sort()).toEqual(substringNames.sort());
+    const best = (c: CompanyRecord, tier: (folded: string) => boolean) => Math.min(...namesOf(c).filter((n) => tier(n.folded)).map((n) => n.kind));
+    const isExact = (c: CompanyRecord) => namesOf(c).some((n) => n.folded === 'open');
+    const isPrefix = (c: CompanyRecord) => !isExact(c) && namesOf(c).some((n) => n.folded.startsWith('open'));
+    const byKindThenName = (tier: (folded: string) => boolean) => (a: CompanyRecord, b: CompanyRecord) => best(a, tier) - best(b, tier) || a.name.toLowerCase().localeCompare(b.name.toLowerCase());
+    const exactNames = dataset.filter(isExact).map((c) => c.name);
+    const prefixRecords = dataset.filter(isPrefix).sort(byKindThenName((f) => f.startsWith('open')));
+    expect(names.slice(0, exactNames.length).sort()).toEqual([...exactNames].sort());
+    const prefixNames = names.slice(exactNames.length, exactNames.length + prefixRecords.length);
+    expect([...prefixNames].sort()).toEqual(prefixRecords.map((c) => c.name).sort());
+    // Each kind's run in name order (the kinds' order is checked by the sets above and below).
+    const kindOf = new Map(prefixRecords.map((c) => [c.name, best(c, (f) => f.startsWith('open'))]));
+    expect(prefixNames.map((n) => kindOf.get(n))).toEqual(prefixRecords.map((c) => best(c, (f) => f.startsWith('open'))));
+    expect(prefixNames).toEqual(prefixRecords.map((c) => c.name));
+    const substringNames = dataset.filter((c) => !isExact(c) && !isPrefix(c) && namesOf(c).some((n) => n.folded.includes('open'))).map((c) => c.name);
+    const skip = exactNames.length + prefixRecords.length;
+    expect(names.slice(skip, skip + substringNames.length).sort()).toEqual(substringNames.sort());
     expect(body.total).toBe(names.length);
   });
 

@@ -94,6 +94,17 @@ function checkResponsesFrom(origin: string, child: Subprocess) {
   globalThis.fetch = Object.assign(checked, original, { responseValidation: true as const }) as typeof fetch;
 }
 
+/**
+ * What a child takes from the test process: PATH, HOME, and the company-dataset selection the suite
+ * runs on (SEED_COMPANIES=sample, tests/harness/preload.ts), so a server seeds what in-process
+ * databases hold.
+ */
+function inherited(): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp' };
+  if (process.env.SEED_COMPANIES) env.SEED_COMPANIES = process.env.SEED_COMPANIES;
+  return env;
+}
+
 /** Starts the server process without waiting for it (for tests of how it starts, or fails to). */
 export function spawnServer(env: Record<string, string>): RunningServer {
   // A port the OS just handed out: a random pick collided now and then with other tests' listeners.
@@ -101,7 +112,7 @@ export function spawnServer(env: Record<string, string>): RunningServer {
   const origin = `http://127.0.0.1:${port}`;
   const child = Bun.spawn([process.execPath, ...PRODUCTION_RUNTIME.args, 'server/main.ts'], {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...PRODUCTION_RUNTIME.env, PORT: String(port), HOST: '127.0.0.1', ...env },
+    env: { ...inherited(), ...PRODUCTION_RUNTIME.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   });
@@ -173,7 +184,7 @@ export interface Finished {
 export async function runToExit(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Finished> {
   const child = Bun.spawn([process.execPath, ...args], {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...env },
+    env: { ...inherited(), ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   });

@@ -199,14 +199,20 @@ describe('against a live server', () => {
     const companies = (await (await t.request('/api/private-companies?limit=2&sort=-valuationUsd', { headers: account.headers })).json()) as any;
     expect(report.companies.names).toEqual(companies.companies.map((c: { name: string }) => c.name));
     expect(report.companies.total).toBe(companies.total);
+    const rounds = (await (await t.request('/api/funding-rounds?limit=3', { headers: account.headers })).json()) as any;
+    expect(report.rounds.ids).toEqual(rounds.rounds.map((r: { id: string }) => r.id));
+    const investors = (await (await t.request('/api/investors?limit=3', { headers: account.headers })).json()) as any;
+    expect(report.investors).toEqual(investors.investors.map((i: { name: string }) => i.name));
+    expect(report.exportRefusal).toEqual({ code: 'BAD_REQUEST', status: 400 });
 
     // Costs as the service billed them: public calls 0, standard ones one unit, private-company data ten.
     expect(report.pricing).toMatchObject({ cost: 0, path: 'pricing.get' });
     expect(report.billing).toMatchObject({ cost: unitUsd, costMicros: unitMicros() });
     expect(report.companies.cost).toBe((unitMicros() * 10) / 1e6);
+    expect(report.rounds.cost).toBe((unitMicros() * 10) / 1e6);
     expect(report.quote.cost).toBe(unitUsd);
     // Every call reported once, each awaited alone: a request id of its own each.
-    expect(report.calls).toHaveLength(20);
+    expect(report.calls).toHaveLength(23);
     expect(report.calls.every((call: any) => typeof call.requestId === 'string' && call.requestId.length > 0)).toBe(true);
     expect(new Set(report.calls.map((call: any) => call.requestId)).size).toBe(report.calls.length);
     // The costs reported add up to what the account was charged, to the micro-dollar.

@@ -243,6 +243,11 @@ describe(`fuzzing every route from /openapi.json (seed ${SEED}, ${RUNS} runs per
         }
         const response = await t.app.handle(new Request(url, init));
         const text = await response.text();
+        // A file (the bulk export) is checked against the document by the response validator, not here.
+        if (response.ok && !(response.headers.get('content-type') ?? '').includes('json')) {
+          requests++;
+          continue;
+        }
         let body: any;
         try {
           body = JSON.parse(text);

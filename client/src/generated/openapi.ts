@@ -360,8 +360,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Search name and registeredName (exact, prefix, substring, then close spellings)
-         * @description Companies whose name or registered name matches q, best first: exact matches, then prefixes, then substrings, then close spellings (a typo still finds the company). Condensed like the list, paged with limit and offset. Billed at ten times the standard rate.
+         * Search names, registered names, aliases and web domains (exact, prefix, substring, then close spellings)
+         * @description Companies one of whose names matches q: the name, the registered name, an alias (a former or other name) or the web domain (stripe.com; a URL or www. host is searched as its domain), with case and accents ignored (zurich finds Zürich). One row per company, at its best match, best first: exact matches, then prefixes, then substrings, each tier by the kind of name matched (name, registered name, alias, domain) and then by name; then up to 100 close spellings (a typo still finds the company), closest first. total counts the direct matches and the close spellings. Condensed like the list, paged with limit and offset. Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-search"];
         put?: never;
@@ -461,7 +461,7 @@ export interface paths {
         };
         /**
          * One company by its external sourceId
-         * @description The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra and its markets (the listed valuation events linked to it, priced from the current market data). Billed at ten times the standard rate.
+         * @description The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra, sources (where each known field comes from) and its markets (the listed valuation events linked to it, priced from the current market data). Point in time: with asOf=YYYY-MM-DD the record is given as it stood on that day, in valid time: the facts dated on or before the day, as the record holds them now (not an earlier version of the dataset), and its undated identity facts (name, aliases, website, headquarters, people, products, financial figures, status) as they are now. A date given only to the month or year counts from its first day (a round of 2025-03 is known on 2025-03-01). Rounds, valuationHistory entries and acquisitions dated after the day are left out; valuationUsd and valuationAsOf are the latest valuation known on the day (GET /api/private-companies/{id}/valuations: a round's post-money, a reported figure, or the current valuation if dated on or before the day), null when none is, and the step-up fields are null unless that is the current valuation; when a round is left out, lastFundingDate, lastFundingRoundType and lastFundingAmountUsd are the last remaining round's, lastFundingRoundNumber its position if every round is listed, the other lastFunding* fields null, and totalFundingRounds and totalFundingUsd null unless the record lists every round (and, for the amount, every amount): then they are recounted; employees and employeesAsOf are null if the head count is dated after the day, and ipoDate (with listingStatus and companyType when they describe the listing) if the listing came after it. sources names where each remaining figure comes from, and asOf echoes the day. A company founded in a later year is 404 (it did not exist yet); a day that is not a real calendar date from 1970-01-01 to 9999-12-31 is 400. markets are always the current ones. Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-bySourceId"];
         put?: never;
@@ -501,7 +501,7 @@ export interface paths {
         };
         /**
          * One company's valuation history, oldest first, each with its basis and source
-         * @description Every dated valuation of the company: each round's post-money valuation (its basis read from the round: primary, secondary, tender, IPO, merger) and the record's current valuation when no round states it (basis reported), oldest first, each with its source and date. Billed at ten times the standard rate.
+         * @description Every dated valuation of the company: each round's post-money valuation (its basis read from the round: primary, secondary, tender, IPO, merger), the dated figures sources report outside rounds (with the basis the source gives), and the record's current valuation when nothing else states it (basis reported), oldest first, each with its source and date. Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-valuations"];
         put?: never;
@@ -521,9 +521,109 @@ export interface paths {
         };
         /**
          * One company by its numeric id, with extra
-         * @description The full record of one company: every field of the dataset, the source's extra fields, headquarters, timestamps, and its markets (the listed valuation events linked to it, with the implied valuation and LONG and SHORT costs of the current market data). Billed at ten times the standard rate.
+         * @description The full record of one company: every field of the dataset, the source's extra fields, headquarters, timestamps, sources (where each known field comes from: source id, its page and the date the figure holds for) and its markets (the listed valuation events linked to it, with the implied valuation and LONG and SHORT costs of the current market data). Point in time: with asOf=YYYY-MM-DD the record is given as it stood on that day, in valid time: the facts dated on or before the day, as the record holds them now (not an earlier version of the dataset), and its undated identity facts (name, aliases, website, headquarters, people, products, financial figures, status) as they are now. A date given only to the month or year counts from its first day (a round of 2025-03 is known on 2025-03-01). Rounds, valuationHistory entries and acquisitions dated after the day are left out; valuationUsd and valuationAsOf are the latest valuation known on the day (GET /api/private-companies/{id}/valuations: a round's post-money, a reported figure, or the current valuation if dated on or before the day), null when none is, and the step-up fields are null unless that is the current valuation; when a round is left out, lastFundingDate, lastFundingRoundType and lastFundingAmountUsd are the last remaining round's, lastFundingRoundNumber its position if every round is listed, the other lastFunding* fields null, and totalFundingRounds and totalFundingUsd null unless the record lists every round (and, for the amount, every amount): then they are recounted; employees and employeesAsOf are null if the head count is dated after the day, and ipoDate (with listingStatus and companyType when they describe the listing) if the listing came after it. sources names where each remaining figure comes from, and asOf echoes the day. A company founded in a later year is 404 (it did not exist yet); a day that is not a real calendar date from 1970-01-01 to 9999-12-31 is 400. markets are always the current ones. Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-byId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/private-companies/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the filtered companies as NDJSON or CSV (full records, streamed)
+         * @description Every company the filters match (the same filters as GET /api/private-companies), once each, in id order, as its full record (the detail of GET /api/private-companies/{id}, without markets), streamed as it is read: NDJSON (one JSON object per line) or CSV (a header row of the field names, then a row per company; lists and objects as their JSON text, null as an empty cell; RFC 4180 quoting, CRLF line ends). Content-Disposition names the file companies-<date>.<format>. Billed at the private-company rate (ten times the standard rate) per started 1,000 rows, at least once: the matching rows are counted and the whole cost charged before the first byte (402 when the balance does not cover it, and nothing is streamed). Over REST only: the tRPC procedure is refused (400).
+         */
+        get: operations["companyExport-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/funding-rounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Funding rounds across companies, filtered, newest first, keyset-paged
+         * @description Every funding round of the dataset with its company's name and sourceId, filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive; a partial round date such as 2025-03 counts as its first day), newest first (sort=date for oldest first; ties by id). Paged by cursor: pass the answer's nextCursor back for the next page; there is no total. With updatedSince it is a change feed of the rounds written since then. Billed at ten times the standard rate.
+         */
+        get: operations["fundingRounds-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/investors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Investors, filtered, most portfolio companies first, keyset-paged
+         * @description Every investor the dataset names (in a round or among a company's key investors), filtered by any combination of the parameters (all must match), most portfolio companies first (sort=name for by name; ties by id). Paged by cursor: pass the answer's nextCursor back for the next page; there is no total. Billed at ten times the standard rate.
+         */
+        get: operations["investors-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/investors/{id}/portfolio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One investor's portfolio companies, by name, keyset-paged
+         * @description The companies linked to the investor (a round naming it, or its listing among the company's key investors), by company name then id, each with the date of its first round with the investor and whether it led one. Paged by cursor; there is no total (the investor's portfolioCount is one). Billed at ten times the standard rate.
+         */
+        get: operations["investors-portfolio"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/investors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One investor, with its latest rounds
+         * @description One investor and its 10 latest rounds, newest first (the rest: GET /api/funding-rounds?investor={id}). Billed at ten times the standard rate.
+         */
+        get: operations["investors-byId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4908,7 +5008,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The name to look for, at least 2 characters
+                 * @description The name, registered name, former name or web domain to look for, at least 2 characters; case and accents are ignored
                  * @example anthropic
                  */
                 q: string;
@@ -5169,6 +5269,9 @@ export interface operations {
                             amount?: number | null;
                             valuation?: number | null;
                             pricePerShare?: number | null;
+                            investors?: string[] | null;
+                            leadInvestors?: string[] | null;
+                            source?: string | null;
                         }[] | null;
                         subsidiariesAndAcquisitions?: {
                             name: string;
@@ -5180,6 +5283,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         referenceUrl?: string | null;
+                        aliases?: string[] | null;
+                        valuationHistory?: {
+                            date: string;
+                            /** Format: int64 */
+                            valuationUsd: number;
+                            /** @enum {string} */
+                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported";
+                            source?: string | null;
+                        }[] | null;
                         employeeCount: number | null;
                         headquarters: string | null;
                         /**
@@ -5213,6 +5325,40 @@ export interface operations {
                             /** @description When these values were read from the venue (the market-data snapshot); null when the venue did not answer */
                             updatedAt: string | null;
                         }[];
+                        /**
+                         * @description Where each known field comes from, by field name: source id (data/sources/<id>; `curated`: the service's hand-checked records, `import`: a file an operator imported), its page for the company, and the date the figure holds for (a valuation's, a head count's or a round's own date, else the date the source holds for). Nothing without a source is shown; fields that are null or an empty list have no entry, nor does sourceId
+                         * @example {
+                         *       "valuationUsd": {
+                         *         "id": "curated",
+                         *         "url": "https://en.wikipedia.org/wiki/OpenAI",
+                         *         "asOf": "2026-03-31"
+                         *       }
+                         *     }
+                         */
+                        sources: {
+                            [key: string]: {
+                                /**
+                                 * @description The source the figure comes from: data/sources/<id>, or `curated` (the service's curated records) or `import` (a file an operator imported)
+                                 * @example curated
+                                 */
+                                id: string;
+                                /**
+                                 * @description The public page the figure was taken from; null when the record names none
+                                 * @example https://en.wikipedia.org/wiki/OpenAI
+                                 */
+                                url: string | null;
+                                /**
+                                 * @description The date the figure holds for (YYYY, YYYY-MM or YYYY-MM-DD)
+                                 * @example 2026-03-31
+                                 */
+                                asOf: string;
+                            };
+                        };
+                        /**
+                         * @description The day the record is given as of (the asOf parameter), or null for the record as it is now
+                         * @example null
+                         */
+                        asOf: string | null;
                     };
                 };
             };
@@ -5790,7 +5936,10 @@ export interface operations {
     };
     "privateCompanies-bySourceId": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The record as it stood on this day (YYYY-MM-DD), from its dated facts: rounds, valuations and acquisitions dated after it are left out (a date given only to the month or year counts from its first day), the valuation is the latest known on the day (null when none is), the last-round and total-funding figures are those of the rounds known then (null where they cannot be recounted exactly), a head count or listing dated after the day is null. Undated facts (name, people, products, financial figures) are given as they are now. A company founded after the day's year is 404 */
+                asOf?: string;
+            };
             header?: {
                 /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
                 "x-request-id"?: string;
@@ -5890,6 +6039,9 @@ export interface operations {
                             amount?: number | null;
                             valuation?: number | null;
                             pricePerShare?: number | null;
+                            investors?: string[] | null;
+                            leadInvestors?: string[] | null;
+                            source?: string | null;
                         }[] | null;
                         subsidiariesAndAcquisitions?: {
                             name: string;
@@ -5901,6 +6053,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         referenceUrl?: string | null;
+                        aliases?: string[] | null;
+                        valuationHistory?: {
+                            date: string;
+                            /** Format: int64 */
+                            valuationUsd: number;
+                            /** @enum {string} */
+                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported";
+                            source?: string | null;
+                        }[] | null;
                         employeeCount: number | null;
                         headquarters: string | null;
                         /**
@@ -5934,6 +6095,40 @@ export interface operations {
                             /** @description When these values were read from the venue (the market-data snapshot); null when the venue did not answer */
                             updatedAt: string | null;
                         }[];
+                        /**
+                         * @description Where each known field comes from, by field name: source id (data/sources/<id>; `curated`: the service's hand-checked records, `import`: a file an operator imported), its page for the company, and the date the figure holds for (a valuation's, a head count's or a round's own date, else the date the source holds for). Nothing without a source is shown; fields that are null or an empty list have no entry, nor does sourceId
+                         * @example {
+                         *       "valuationUsd": {
+                         *         "id": "curated",
+                         *         "url": "https://en.wikipedia.org/wiki/OpenAI",
+                         *         "asOf": "2026-03-31"
+                         *       }
+                         *     }
+                         */
+                        sources: {
+                            [key: string]: {
+                                /**
+                                 * @description The source the figure comes from: data/sources/<id>, or `curated` (the service's curated records) or `import` (a file an operator imported)
+                                 * @example curated
+                                 */
+                                id: string;
+                                /**
+                                 * @description The public page the figure was taken from; null when the record names none
+                                 * @example https://en.wikipedia.org/wiki/OpenAI
+                                 */
+                                url: string | null;
+                                /**
+                                 * @description The date the figure holds for (YYYY, YYYY-MM or YYYY-MM-DD)
+                                 * @example 2026-03-31
+                                 */
+                                asOf: string;
+                            };
+                        };
+                        /**
+                         * @description The day the record is given as of (the asOf parameter), or null for the record as it is now
+                         * @example null
+                         */
+                        asOf: string | null;
                     };
                 };
             };
@@ -6129,7 +6324,7 @@ export interface operations {
                             /** @description Where a figure comes from and the date it holds for */
                             source: {
                                 /**
-                                 * @description The dataset the figure comes from (`curated`: the service's curated records)
+                                 * @description The source the figure comes from: data/sources/<id>, or `curated` (the service's curated records) or `import` (a file an operator imported)
                                  * @example curated
                                  */
                                 id: string;
@@ -6325,7 +6520,7 @@ export interface operations {
                             /** @description Where a figure comes from and the date it holds for */
                             source: {
                                 /**
-                                 * @description The dataset the figure comes from (`curated`: the service's curated records)
+                                 * @description The source the figure comes from: data/sources/<id>, or `curated` (the service's curated records) or `import` (a file an operator imported)
                                  * @example curated
                                  */
                                 id: string;
@@ -6473,7 +6668,10 @@ export interface operations {
     };
     "privateCompanies-byId": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The record as it stood on this day (YYYY-MM-DD), from its dated facts: rounds, valuations and acquisitions dated after it are left out (a date given only to the month or year counts from its first day), the valuation is the latest known on the day (null when none is), the last-round and total-funding figures are those of the rounds known then (null where they cannot be recounted exactly), a head count or listing dated after the day is null. Undated facts (name, people, products, financial figures) are given as they are now. A company founded after the day's year is 404 */
+                asOf?: string;
+            };
             header?: {
                 /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
                 "x-request-id"?: string;
@@ -6573,6 +6771,9 @@ export interface operations {
                             amount?: number | null;
                             valuation?: number | null;
                             pricePerShare?: number | null;
+                            investors?: string[] | null;
+                            leadInvestors?: string[] | null;
+                            source?: string | null;
                         }[] | null;
                         subsidiariesAndAcquisitions?: {
                             name: string;
@@ -6584,6 +6785,15 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         referenceUrl?: string | null;
+                        aliases?: string[] | null;
+                        valuationHistory?: {
+                            date: string;
+                            /** Format: int64 */
+                            valuationUsd: number;
+                            /** @enum {string} */
+                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported";
+                            source?: string | null;
+                        }[] | null;
                         employeeCount: number | null;
                         headquarters: string | null;
                         /**
@@ -6616,6 +6826,1061 @@ export interface operations {
                             shortCost: number | null;
                             /** @description When these values were read from the venue (the market-data snapshot); null when the venue did not answer */
                             updatedAt: string | null;
+                        }[];
+                        /**
+                         * @description Where each known field comes from, by field name: source id (data/sources/<id>; `curated`: the service's hand-checked records, `import`: a file an operator imported), its page for the company, and the date the figure holds for (a valuation's, a head count's or a round's own date, else the date the source holds for). Nothing without a source is shown; fields that are null or an empty list have no entry, nor does sourceId
+                         * @example {
+                         *       "valuationUsd": {
+                         *         "id": "curated",
+                         *         "url": "https://en.wikipedia.org/wiki/OpenAI",
+                         *         "asOf": "2026-03-31"
+                         *       }
+                         *     }
+                         */
+                        sources: {
+                            [key: string]: {
+                                /**
+                                 * @description The source the figure comes from: data/sources/<id>, or `curated` (the service's curated records) or `import` (a file an operator imported)
+                                 * @example curated
+                                 */
+                                id: string;
+                                /**
+                                 * @description The public page the figure was taken from; null when the record names none
+                                 * @example https://en.wikipedia.org/wiki/OpenAI
+                                 */
+                                url: string | null;
+                                /**
+                                 * @description The date the figure holds for (YYYY, YYYY-MM or YYYY-MM-DD)
+                                 * @example 2026-03-31
+                                 */
+                                asOf: string;
+                            };
+                        };
+                        /**
+                         * @description The day the record is given as of (the asOf parameter), or null for the record as it is now
+                         * @example null
+                         */
+                        asOf: string | null;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "companyExport-get": {
+        parameters: {
+            query?: {
+                /** @description ndjson (default): one JSON object per line; csv: a header row of the field names, then one row per company (lists and objects as JSON text), RFC 4180 */
+                format?: "ndjson" | "csv";
+                /** @description Exact industry, case-insensitive (GET /api/private-companies/industries lists them) */
+                industry?: string;
+                /** @description Exact headquarters country, case-insensitive (GET /api/private-companies/countries lists them) */
+                country?: string;
+                /** @description Exact backing type, case-insensitive (e.g. Venture Capital, Corporate, Founder-owned) */
+                backingType?: string;
+                /** @description Inclusive lower bound on valuationUsd (USD) */
+                minValuation?: number;
+                /** @description Inclusive upper bound on valuationUsd (USD) */
+                maxValuation?: number;
+                /** @description Inclusive lower bound on totalFundingUsd (USD) */
+                minFunding?: number;
+                /** @description Inclusive upper bound on totalFundingUsd (USD) */
+                maxFunding?: number;
+                /** @description Inclusive lower bound on foundedYear */
+                minFoundedYear?: number;
+                /** @description Inclusive upper bound on foundedYear */
+                maxFoundedYear?: number;
+                /** @description Inclusive lower bound on employees */
+                minEmployees?: number;
+                /** @description Inclusive upper bound on employees */
+                maxEmployees?: number;
+                /** @description Only companies updated at or after this instant */
+                updatedSince?: string;
+                /** @description true: only companies with a listed valuation event (their detail's markets is not empty); false: only those without */
+                hasMarket?: boolean | ("true" | "false");
+            };
+            header?: {
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed as it is produced (chunked transfer); its cost was charged before the first byte (X-Request-Cost-USD) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description attachment, with the name to save the file under */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "fundingRounds-list": {
+        parameters: {
+            query?: {
+                /** @description Only rounds dated on or after this day (YYYY-MM-DD; a round dated 2025-03 counts as 2025-03-01) */
+                from?: string;
+                /** @description Only rounds dated on or before this day (YYYY-MM-DD) */
+                to?: string;
+                /** @description Exact round type, case-insensitive, as the rounds word it */
+                roundType?: string;
+                /** @description Inclusive lower bound on amountUsd (USD); rounds without an amount are left out */
+                minAmount?: number;
+                /** @description Inclusive upper bound on amountUsd (USD); rounds without an amount are left out */
+                maxAmount?: number;
+                /** @description Only rounds naming this investor, lead or not (its id: GET /api/investors) */
+                investor?: number;
+                /** @description Exact industry of the company, case-insensitive (GET /api/private-companies/industries) */
+                industry?: string;
+                /** @description Exact headquarters country of the company, case-insensitive (GET /api/private-companies/countries) */
+                country?: string;
+                /** @description Only this company's rounds */
+                companyId?: number;
+                /** @description Only rounds written at or after this instant (the change feed) */
+                updatedSince?: string;
+                /** @description By date: -date newest first (default), date oldest first; ties by id in the same direction */
+                sort?: "-date" | "date";
+                /** @description Rounds per page, 1 to 200, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page (opaque; with the same sort); absent for the first page */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rounds: {
+                            /**
+                             * @description Stable: the company's sourceId, the date and the round type
+                             * @example openai:2026-03-31:venture-round
+                             */
+                            id: string;
+                            /** Format: int64 */
+                            companyId: number;
+                            /**
+                             * @description YYYY-MM-DD or YYYY-MM
+                             * @example 2026-03-31
+                             */
+                            date: string;
+                            /**
+                             * @description As the source words it (Series C, Tender offer (secondary), IPO, …)
+                             * @example Venture Round
+                             */
+                            roundType: string | null;
+                            /** @description Raised, in USD; null when not reported */
+                            amountUsd: number | null;
+                            /** @description Pre-money valuation in USD, where reported */
+                            preMoneyValuationUsd: number | null;
+                            /** @description Post-money valuation in USD, where reported */
+                            postMoneyValuationUsd: number | null;
+                            /** @description Price per share in USD, where reported */
+                            pricePerShareUsd: number | null;
+                            /** @description Lead investors of this round, where the source names them per round (else empty) */
+                            leadInvestors: string[];
+                            /** @description Investors of this round, where the source names them per round (else empty; the company's key investors are in its record's extra.keyInvestors) */
+                            investors: string[];
+                            /** @description Where a figure comes from and the date it holds for */
+                            source: {
+                                /**
+                                 * @description The source the figure comes from: data/sources/<id>, or `curated` (the service's curated records) or `import` (a file an operator imported)
+                                 * @example curated
+                                 */
+                                id: string;
+                                /**
+                                 * @description The public page the figure was taken from; null when the record names none
+                                 * @example https://en.wikipedia.org/wiki/OpenAI
+                                 */
+                                url: string | null;
+                                /**
+                                 * @description The date the figure holds for (YYYY, YYYY-MM or YYYY-MM-DD)
+                                 * @example 2026-03-31
+                                 */
+                                asOf: string;
+                            };
+                            /** @example OpenAI */
+                            companyName: string;
+                            /**
+                             * @description The company's sourceId (GET /api/private-companies/source/{sourceId})
+                             * @example openai
+                             */
+                            companySourceId: string;
+                        }[];
+                        /** @description Pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
+                        /** Format: int64 */
+                        limit: number;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "investors-list": {
+        parameters: {
+            query?: {
+                /** @description Name contains this text, case-insensitive */
+                q?: string;
+                /** @description Exact type, case-insensitive (vc, corporate, angel, government, pe, accelerator, …) */
+                type?: string;
+                /** @description Exact country, case-insensitive */
+                country?: string;
+                /** @description -portfolioCount most companies first (default), or name; ties by id */
+                sort?: "-portfolioCount" | "name";
+                /** @description Investors per page, 1 to 200, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page (opaque; with the same sort); absent for the first page */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        investors: {
+                            /** Format: int64 */
+                            id: number;
+                            /** @example Sequoia Capital */
+                            name: string;
+                            /**
+                             * @description vc, corporate, angel, government, pe, accelerator, …; null when no source says
+                             * @example vc
+                             */
+                            type: string | null;
+                            /** @example United States */
+                            country: string | null;
+                            /** @example https://www.sequoiacap.com */
+                            website: string | null;
+                            /**
+                             * Format: int64
+                             * @description Companies linked to the investor: a round naming it, or its listing among the company's key investors
+                             */
+                            portfolioCount: number;
+                            /** @description Where type, country and website come from; null for an investor known only by name */
+                            source: {
+                                /**
+                                 * @description The dataset the facts come from
+                                 * @example investors
+                                 */
+                                id: string;
+                                /** @description The public page the facts were read from */
+                                url: string | null;
+                                /**
+                                 * @description The date the facts hold for
+                                 * @example 2026-11-28
+                                 */
+                                asOf: string;
+                            } | null;
+                        }[];
+                        /** @description Pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
+                        /** Format: int64 */
+                        limit: number;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "investors-portfolio": {
+        parameters: {
+            query?: {
+                /** @description Companies per page, 1 to 200, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page (opaque; with the same sort); absent for the first page */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path: {
+                /**
+                 * @description The investor's id (from GET /api/investors)
+                 * @example 1
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: int64 */
+                        investorId: number;
+                        companies: {
+                            /** Format: int64 */
+                            companyId: number;
+                            name: string;
+                            industry: string | null;
+                            headquartersCountry: string | null;
+                            /** @description The earliest dated round naming the investor (YYYY, YYYY-MM or YYYY-MM-DD); null when it is only listed among the key investors */
+                            firstDate: string | null;
+                            /** @description Whether the investor led any of the company's rounds */
+                            led: boolean;
+                        }[];
+                        /** @description Pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
+                        /** Format: int64 */
+                        limit: number;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "investors-byId": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path: {
+                /**
+                 * @description The investor's id (from GET /api/investors)
+                 * @example 1
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: int64 */
+                        id: number;
+                        /** @example Sequoia Capital */
+                        name: string;
+                        /**
+                         * @description vc, corporate, angel, government, pe, accelerator, …; null when no source says
+                         * @example vc
+                         */
+                        type: string | null;
+                        /** @example United States */
+                        country: string | null;
+                        /** @example https://www.sequoiacap.com */
+                        website: string | null;
+                        /**
+                         * Format: int64
+                         * @description Companies linked to the investor: a round naming it, or its listing among the company's key investors
+                         */
+                        portfolioCount: number;
+                        /** @description Where type, country and website come from; null for an investor known only by name */
+                        source: {
+                            /**
+                             * @description The dataset the facts come from
+                             * @example investors
+                             */
+                            id: string;
+                            /** @description The public page the facts were read from */
+                            url: string | null;
+                            /**
+                             * @description The date the facts hold for
+                             * @example 2026-11-28
+                             */
+                            asOf: string;
+                        } | null;
+                        recentRounds: {
+                            /**
+                             * @description Stable: the company's sourceId, the date and the round type
+                             * @example openai:2026-03-31:venture-round
+                             */
+                            id: string;
+                            /** Format: int64 */
+                            companyId: number;
+                            /**
+                             * @description YYYY-MM-DD or YYYY-MM
+                             * @example 2026-03-31
+                             */
+                            date: string;
+                            /**
+                             * @description As the source words it (Series C, Tender offer (secondary), IPO, …)
+                             * @example Venture Round
+                             */
+                            roundType: string | null;
+                            /** @description Raised, in USD; null when not reported */
+                            amountUsd: number | null;
+                            /** @description Pre-money valuation in USD, where reported */
+                            preMoneyValuationUsd: number | null;
+                            /** @description Post-money valuation in USD, where reported */
+                            postMoneyValuationUsd: number | null;
+                            /** @description Price per share in USD, where reported */
+                            pricePerShareUsd: number | null;
+                            /** @description Lead investors of this round, where the source names them per round (else empty) */
+                            leadInvestors: string[];
+                            /** @description Investors of this round, where the source names them per round (else empty; the company's key investors are in its record's extra.keyInvestors) */
+                            investors: string[];
+                            /** @description Where a figure comes from and the date it holds for */
+                            source: {
+                                /**
+                                 * @description The source the figure comes from: data/sources/<id>, or `curated` (the service's curated records) or `import` (a file an operator imported)
+                                 * @example curated
+                                 */
+                                id: string;
+                                /**
+                                 * @description The public page the figure was taken from; null when the record names none
+                                 * @example https://en.wikipedia.org/wiki/OpenAI
+                                 */
+                                url: string | null;
+                                /**
+                                 * @description The date the figure holds for (YYYY, YYYY-MM or YYYY-MM-DD)
+                                 * @example 2026-03-31
+                                 */
+                                asOf: string;
+                            };
+                            /** @example OpenAI */
+                            companyName: string;
+                            /**
+                             * @description The company's sourceId (GET /api/private-companies/source/{sourceId})
+                             * @example openai
+                             */
+                            companySourceId: string;
                         }[];
                     };
                 };

@@ -28,6 +28,8 @@ interface CallExample {
   body: unknown;
   /** The route streams server-sent events when asked to (curl shows the stream; the others its JSON form). */
   streams: boolean;
+  /** The route answers a file (meta `files`): curl saves it, fetch reads it as it streams, tRPC cannot have it. */
+  file: boolean;
   /** The tRPC input: path, query and body members together. */
   input: Record<string, unknown>;
 }
@@ -85,13 +87,14 @@ function callExample(route: Route, operation: OperationObject): CallExample {
   }
   if (body !== undefined) headers.push(['content-type', { literal: 'application/json' }]);
   const streams = Boolean(operation.responses?.['200']?.content?.['text/event-stream']);
-  return { method: route.method, target: `${path}${search.size ? `?${search}` : ''}`, headers, body, streams, input };
+  return { method: route.method, target: `${path}${search.size ? `?${search}` : ''}`, headers, body, streams, file: Boolean(route.meta.files), input };
 }
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 function curl(call: CallExample): string {
-  const lines = [`curl ${call.method === 'GET' ? '' : `-X ${call.method} `}${call.streams ? '-N ' : ''}${shellQuote(`${ORIGIN}/api${call.target}`)}`];
+  // A file is saved under the name the answer gives (Content-Disposition).
+  const lines = [`curl ${call.method === 'GET' ? '' : `-X ${call.method} `}${call.streams ? '-N ' : ''}${call.file ? '-OJ ' : ''}${shellQuote(`${ORIGIN}/api${call.target}`)}`];
   if (call.streams) lines.push(`-H 'Accept: text/event-stream'`);
   for (const [name, value] of call.headers) {
     // Secrets come from the environment: double quotes so the shell expands them.
@@ -121,10 +124,23 @@ function fetchSample(call: CallExample): string {
     ...(headers.length ? ['  headers: {', ...headers, '  },'] : []),
     ...(call.body !== undefined ? [`  body: JSON.stringify(${jsValue(call.body, '  ')}),`] : []),
     '});',
-    'const answer = await response.json();',
-    '// Every error is {code, message, status, requestId}.',
-    'if (!response.ok) throw new Error(`${answer.code}: ${answer.message} (request ${answer.requestId})`);',
-    "console.log(answer, 'cost (USD):', response.headers.get('x-request-cost-usd'));",
+    ...(call.file
+      ? [
+          '// Every error is {code, message, status, requestId}.',
+          'if (!response.ok) {',
+          '  const error = await response.json();',
+          '  throw new Error(`${error.code}: ${error.message} (request ${error.requestId})`);',
+          '}',
+          "console.log('cost (USD):', response.headers.get('x-request-cost-usd'));",
+          '// The file streams as it is produced: take it chunk by chunk.',
+          'for await (const chunk of response.body) process.stdout.write(chunk);',
+        ]
+      : [
+          'const answer = await response.json();',
+          '// Every error is {code, message, status, requestId}.',
+          'if (!response.ok) throw new Error(`${answer.code}: ${answer.message} (request ${answer.requestId})`);',
+          "console.log(answer, 'cost (USD):', response.headers.get('x-request-cost-usd'));",
+        ]),
   ];
   return lines.join('\n');
 }
@@ -144,6 +160,9 @@ function trpcSample(route: Route, call: CallExample): string {
     'const client = createClient({',
     ...options.map((option) => (option.startsWith('//') ? `  ${option}` : `  ${option},`)),
     '});',
+    ...(call.file
+      ? ['// A file is served over REST only (the curl and fetch samples): over tRPC this call is refused', '// with 400 BAD_REQUEST, and costs nothing.']
+      : []),
     `const answer = await client.${route.procedurePath}.${verb}(${argument});`,
   ].join('\n');
 }

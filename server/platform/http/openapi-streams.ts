@@ -2,9 +2,11 @@
  * /openapi.json for the live stream routes (routers/streams.ts): trpc-to-openapi documents their JSON
  * form; this adds what it cannot know — the `text/event-stream` response (the stream itself), the
  * Last-Event-ID header, — and their tag (the account route's `userId` is its input's member, as on every trading route).
- * Called by openapi.ts after every operation is described.
+ * Likewise for the routes that answer a streamed file (their meta's `files`): the file's media types
+ * in place of JSON, and its Content-Disposition. Called by openapi.ts after every operation is described.
  */
 import type { OpenAPIObject, OperationObject, ParameterObject } from 'openapi3-ts/oas31';
+import type { Route } from './route-table.ts';
 
 const TAG = {
   name: 'Live streams',
@@ -78,4 +80,27 @@ export function describeStreamRoutes(doc: OpenAPIObject): void {
     operation.parameters = parameters;
   }
   for (const p of valuation.parameters as ParameterObject[]) if (p.name === 'eventSlug') p.required = true;
+}
+
+/**
+ * Routes whose answer is a file streamed as it is produced (meta `files`, procedures/streamed-file.ts):
+ * the success is the file in one of its media types (the generator can only say JSON), with the
+ * name to save it under.
+ */
+export function describeFileRoutes(doc: OpenAPIObject, routes: readonly Route[]): void {
+  for (const route of routes) {
+    const files = route.meta.files;
+    if (!files) continue;
+    const success = doc.paths?.[route.template]?.[route.method.toLowerCase() as 'get']?.responses?.[String(route.meta.successStatus ?? 200)];
+    if (!success || '$ref' in success) throw new Error(`OpenAPI: ${route.method} ${route.template} lacks its success response`);
+    success.description = 'The file, streamed as it is produced (chunked transfer); its cost was charged before the first byte (X-Request-Cost-USD)';
+    success.content = Object.fromEntries(Object.entries(files).map(([type, description]) => [type, { schema: { type: 'string', description } }]));
+    success.headers = {
+      ...success.headers,
+      'Content-Disposition': {
+        description: 'attachment, with the name to save the file under',
+        schema: { type: 'string', maxLength: 255, example: 'attachment; filename=companies-2026-11-22.ndjson' },
+      },
+    };
+  }
 }

@@ -14,7 +14,7 @@ import type { Access } from '../procedures/meta.ts';
 import { INPUT_LIMITS } from '../../lib/input-limits.ts';
 import { addCodeSamples } from './openapi-code-samples.ts';
 import { addExamples } from './openapi-examples.ts';
-import { describeStreamRoutes } from './openapi-streams.ts';
+import { describeFileRoutes, describeStreamRoutes } from './openapi-streams.ts';
 import type { Route, RouteTable } from './route-table.ts';
 
 const TAGS = [
@@ -24,7 +24,8 @@ const TAGS = [
   { name: 'Orders', description: 'Orders sent to the venue and their sync.' },
   { name: 'History', description: 'Trades (fills) with a summary.' },
   { name: 'Trading market data', description: 'IPO valuation events, band prices, costs, returns and slippage. Public and unbilled.' },
-  { name: 'Private companies', description: 'A curated dataset of private companies. Billed at ten times the standard rate.' },
+  { name: 'Private companies', description: 'Thousands of private companies built from public sources (docs/data.md), each fact with its source and date. Billed at ten times the standard rate.' },
+  { name: 'Funding rounds and investors', description: 'Funding rounds across companies and the investors named in them, with their portfolios, from the same dataset. Billed at the private-company rate.' },
   { name: 'Account and billing', description: 'Pricing, billing summary and usage records of the calling account.' },
   { name: 'API keys (dashboard)', description: 'Key management with a server-configured dashboard key and x-account-id.' },
   { name: 'Accounts (dashboard)', description: 'Funding and per-account rates, with a dashboard key and x-account-id.' },
@@ -198,6 +199,7 @@ export function buildOpenApiDocument(
   };
   for (const route of table.routes) describeOperation(doc, route);
   describeStreamRoutes(doc);
+  describeFileRoutes(doc, table.routes);
   options.describeWebhooks?.(doc);
   statePatterns(doc);
   addExamples(doc, table.routes);

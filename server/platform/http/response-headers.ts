@@ -5,6 +5,7 @@
  */
 import { formatUsd } from '../../lib/money.ts';
 import type { RequestContext } from '../procedures/context.ts';
+import { answeredFile } from '../procedures/streamed-file.ts';
 
 export interface HeaderSource {
   requestId: string;
@@ -58,7 +59,8 @@ export function withResponseHeaders(response: Response, source: HeaderSource): R
  * given, and a Headers object it can copy as is costs it half of reading the same five headers from
  * a fresh object literal (~0.5 µs of a ~6 µs request). The names the previous response set and this
  * one does not are deleted before this one's are set; no response ever sees another's headers
- * (tests/platform/http.test.ts checks a sequence of different responses).
+ * (tests/platform/http.test.ts checks a sequence of different responses). A procedure's streamed
+ * file (procedures/streamed-file.ts) is built the same way, its stream the body, under its own type.
  */
 export class JsonResponses {
   private readonly headers = new Headers();
@@ -77,17 +79,20 @@ export class JsonResponses {
 
   build(body: string, status: number, source: HeaderSource): Response {
     const { headers, names, values } = this;
+    // A procedure that answered a file (procedures/streamed-file.ts): its stream is the body, as it is written.
+    const file = answeredFile(source.ctx);
     try {
       writeResponseHeaders(source, status, false, this.add);
+      if (file) this.add('Content-Disposition', `attachment; filename=${file.filename}`);
       for (const name of this.previous) if (!names.includes(name)) headers.delete(name);
       this.previous = names.slice();
-      headers.set('content-type', 'application/json');
+      headers.set('content-type', file ? file.contentType : 'application/json');
       for (let i = 0; i < names.length; i++) {
         // A second Set-Cookie is a header of its own; the first replaces the previous response's.
         if (names[i] === 'Set-Cookie' && names.indexOf('Set-Cookie') < i) headers.append('Set-Cookie', values[i]!);
         else headers.set(names[i]!, values[i]!);
       }
-      return new Response(body, { status, headers });
+      return new Response(file ? file.body : body, { status, headers });
     } catch (error) {
       // A header value Headers refused: start the next response from nothing.
       for (const [name] of [...headers]) headers.delete(name);

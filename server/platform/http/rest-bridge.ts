@@ -15,6 +15,7 @@ import { jsonText } from '../../lib/reusable-json.ts';
 import type { RequestContext } from '../procedures/context.ts';
 import { readBodyText } from './body-reader.ts';
 import { deferredInput, type DeferredInput } from '../procedures/deferred-input.ts';
+import { answerWithFile, StreamedFile } from '../procedures/streamed-file.ts';
 import { readJsonInput } from './json-input.ts';
 import { RouteTable } from './route-table.ts';
 import type { RestInputConversion } from './rest-input.ts';
@@ -25,7 +26,7 @@ const TRANSPORT_PARAMS = new Set(['apiKey']);
 
 export interface RestOutcome {
   status: number;
-  /** JSON text. */
+  /** JSON text ('' when the procedure answered a file: the response serves the file, see answeredFile). */
   body: string;
   /** Set when the request failed; the caller logs 5xx causes. */
   error?: { body: PublicError; cause: unknown };
@@ -55,7 +56,11 @@ export function createRestBridge(router: object) {
       const call = (input: Record<string, unknown>, isText: boolean): RestOutcome | Promise<RestOutcome> => {
         const rawInput = isText ? route.convert(withPathParams(input, match.params)) : withPathParams(input, match.params, route.convert);
         const data = route.run({ ctx, path: route.procedurePath, rawInput });
-        const success = (value: unknown): RestOutcome => ({ status: route.meta.successStatus ?? 200, body: jsonText(value) });
+        const success = (value: unknown): RestOutcome => {
+          if (!(value instanceof StreamedFile)) return { status: route.meta.successStatus ?? 200, body: jsonText(value) };
+          answerWithFile(ctx, value);
+          return { status: route.meta.successStatus ?? 200, body: '' };
+        };
         return data instanceof Promise ? data.then(success).catch(failed) : success(data);
       };
       if (request.method === 'GET' || request.method === 'DELETE') return call(queryInput(ctx), true);

@@ -25,6 +25,7 @@ import { applyDecision, applyRateLimit, takeToken } from './rate-limits.ts';
 import { admitSession, refuseCrossSite, usesSession } from './session-gate.ts';
 import { userIdOf } from './user-id.ts';
 import type { Admission, Gate, GateCall } from './definition.ts';
+import type { Units } from './meta.ts';
 
 /** x-api-key wins over ?apiKey= when both are sent (docs/decisions.md §3). */
 function presentedKey(ctx: RequestContext): string | null {
@@ -48,10 +49,15 @@ interface BilledRule {
   needsUser: boolean;
 }
 
-interface Admitted {
+interface Reserved {
   principal: KeyPrincipal;
   charge: Charge;
+}
+
+interface Admitted extends Reserved {
   userId: string;
+  /** Who pays: the key or the session admitted (a call priced in units reserves its further units from it). */
+  payer: Payer;
 }
 
 /**
@@ -113,8 +119,9 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
   applyDecision(ctx, decision);
 
   let admission;
+  const payer = { keyHash };
   try {
-    admission = await reserve(call, rule.tier, { keyHash });
+    admission = await reserve(call, rule.tier, payer);
   } catch (error) {
     if (error instanceof ApiError && error.apiCode === 'UNAUTHORIZED') {
       ctx.services.recentKeys.delete(keyHash); // revoked since it was admitted
@@ -123,7 +130,7 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
     throw error;
   }
   ctx.services.recentKeys.add(keyHash);
-  return { ...admission, userId };
+  return { ...admission, userId, payer };
 }
 
 /**
@@ -131,7 +138,7 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
  * written, in ONE database round trip (admitBilledRequest). A lost answer (the database went away)
  * may still have charged: that charge is refunded once the database answers.
  */
-async function reserve(call: GateCall, tier: PriceTier, payer: Payer): Promise<Omit<Admitted, 'userId'>> {
+async function reserve(call: GateCall, tier: PriceTier, payer: Payer): Promise<Reserved> {
   const { ctx, path } = call;
   ctx.billing.billable = true;
   const usageId = newId('use');
@@ -168,35 +175,67 @@ async function admitSessionCall(call: GateCall, rule: BilledRule): Promise<Admit
     refuseCrossSite(call.ctx);
     if (rule.needsUser) userId = userIdOf(call.ctx, call.rawInput);
   });
-  const sessionHash = sessionTokenHash(sessionToken(call.ctx.headers.get('cookie'))!);
-  return { ...(await reserve(call, rule.tier, { sessionHash })), userId };
+  const payer = { sessionHash: sessionTokenHash(sessionToken(call.ctx.headers.get('cookie'))!) };
+  return { ...(await reserve(call, rule.tier, payer)), userId, payer };
 }
 
-/** A billed admission: a failed handler has its reservation reversed (now, or once the database answers). */
-function billed(ctx: RequestContext, charge: Charge, members: Record<string, unknown>): Admission {
-  return {
-    ctx: members,
-    costMicros: charge.costMicros,
-    settle: async (ok) => {
-      if (ok) return;
+/**
+ * The further units of a call priced in units (its meta's `units`, meta.ts), reserved one by one from
+ * the same payer by the same one-statement admission as the first (admitBilledRequest: the balance
+ * debited only where it covers the unit, a metered account's month and a capped key's window
+ * counted, a usage row per unit), before the handler runs. All or nothing: a refusal of any unit
+ * (402) or of the count returns every unit taken, so the call is either charged in full before its
+ * first byte or costs nothing.
+ */
+async function reserveUnits(call: GateCall, tier: PriceTier, first: Admitted, units: Units): Promise<Charge[]> {
+  const { ctx } = call;
+  const charges = [first.charge];
+  try {
+    const count = await units({ ctx, input: await call.parseInput?.() });
+    if (!Number.isSafeInteger(count) || count < 1) throw new Error(`${call.path}: its units must be a whole number of at least 1 (got ${count})`);
+    for (let unit = 1; unit < count; unit++) charges.push((await reserve(call, tier, first.payer)).charge);
+    return charges;
+  } catch (error) {
+    for (const charge of charges) {
       await ctx.services.refunds.refund(charge);
       ctx.billing.chargedMicros -= charge.costMicros;
+    }
+    throw error;
+  }
+}
+
+/** A billed admission: a failed handler has its reservations reversed (now, or once the database answers). */
+function billed(ctx: RequestContext, charges: Charge[], members: Record<string, unknown>): Admission {
+  return {
+    ctx: members,
+    costMicros: charges.reduce((sum, charge) => sum + charge.costMicros, 0),
+    settle: async (ok) => {
+      if (ok) return;
+      for (const charge of charges) {
+        await ctx.services.refunds.refund(charge);
+        ctx.billing.chargedMicros -= charge.costMicros;
+      }
     },
   };
 }
 
-/** x-api-key routes; those whose meta says `session: true` also take a signed-in customer's session, billed the same. */
+/**
+ * x-api-key routes; those whose meta says `session: true` also take a signed-in customer's session,
+ * billed the same. A route whose meta states `units` costs that many requests of the tier per call,
+ * all reserved before the handler runs (reserveUnits).
+ */
 export const billedByKey = (tier: PriceTier): Gate => async (call) => {
   const rule: BilledRule = { tier, bucket: 'key', needsUser: false };
-  const { principal, charge } = usesSession(call, presentedKey(call.ctx)) ? await admitSessionCall(call, rule) : await admit(call, rule);
-  return billed(call.ctx, charge, { principal });
+  const admitted = usesSession(call, presentedKey(call.ctx)) ? await admitSessionCall(call, rule) : await admit(call, rule);
+  const charges = call.meta.units ? await reserveUnits(call, tier, admitted, call.meta.units) : [admitted.charge];
+  return billed(call.ctx, charges, { principal: admitted.principal });
 };
 
 /** x-api-key (or a session, where the meta allows) + a user id (trading); every trading query filters by (account, user id). */
 export const billedForUser = (bucket: 'key' | 'trade'): Gate => async (call) => {
   const rule: BilledRule = { tier: 'standard', bucket, needsUser: true };
   const { principal, charge, userId } = usesSession(call, presentedKey(call.ctx)) ? await admitSessionCall(call, rule) : await admit(call, rule);
-  return billed(call.ctx, charge, { principal, user: { accountId: principal.accountId, userId } });
+  return billed(call.ctx, [charge], { principal, user: { accountId: principal.accountId, userId } });
 };
 
 /**

@@ -1,0 +1,90 @@
+/**
+ * The company export (docs/api.md "Private companies"): GET /api/private-companies/export, every
+ * company the list's filters match as its full detail record (without markets), in id order,
+ * streamed as NDJSON or CSV (server/companies/export.ts). Billed per started thousand rows at the
+ * private-company rate, counted and charged before the first byte (the meta's `units`); a file has
+ * no tRPC form (server/platform/procedures/streamed-file.ts).
+ */
+import type { inferProcedureInput } from '@trpc/server';
+import { z } from 'zod';
+import { boundsProblem, countExport, EXPORT_FORMATS, exportFile, exportUnits, ROWS_PER_UNIT, type ExportFormat } from '../server/companies/export.ts';
+import type { ListFilters } from '../server/companies/queries.ts';
+import { errorMessage } from '../server/lib/error-message.ts';
+import { companyDataProcedure } from '../server/platform/procedures/base.ts';
+import { definitionOf } from '../server/platform/procedures/definition.ts';
+import type { Units } from '../server/platform/procedures/meta.ts';
+import { refuseUnlessRest, StreamedFile, streamedFileOutput } from '../server/platform/procedures/streamed-file.ts';
+import { router } from '../server/platform/procedures/trpc.ts';
+import { privateCompaniesRouter } from './private-companies.ts';
+
+const PATH = '/private-companies/export';
+const ROUTE = `GET /api${PATH}`;
+
+/** The list's filters: the same parameters, descriptions and rules as GET /api/private-companies. */
+const FILTERS = ['industry', 'country', 'backingType', 'minValuation', 'maxValuation', 'minFunding', 'maxFunding', 'minFoundedYear', 'maxFoundedYear', 'minEmployees', 'maxEmployees', 'updatedSince', 'hasMarket'] as const satisfies ReadonlyArray<keyof ListFilters>;
+
+type Filter = (typeof FILTERS)[number];
+
+/** The list's schemas of those parameters, read from its procedure's definition (optionalParams: a strict object, prefaulted to {}). */
+function listFilterShape(): Record<Filter, z.ZodType> {
+  const input = definitionOf(privateCompaniesRouter.list)?.input;
+  const object = input instanceof z.ZodPrefault ? input.unwrap() : input;
+  if (!(object instanceof z.ZodObject)) throw new Error('company export: the list route\'s input is not an object of parameters');
+  const shape = object.shape as Record<string, z.ZodType>;
+  for (const name of FILTERS) if (!shape[name]) throw new Error(`company export: the list route has no ${name} filter`);
+  return Object.fromEntries(FILTERS.map((name) => [name, shape[name]!])) as Record<Filter, z.ZodType>;
+}
+
+/** The input as a caller sends it (the list's own parameter types, as tRPC infers them), and as the handler gets it. */
+type SentInput = Partial<Pick<Exclude<inferProcedureInput<typeof privateCompaniesRouter.list>, void | undefined>, Filter>> & { format?: ExportFormat };
+type ExportInput = { format: ExportFormat } & ListFilters;
+
+const input = z
+  .strictObject({
+    format: z.enum(EXPORT_FORMATS).default('ndjson').meta({ description: 'ndjson (default): one JSON object per line; csv: a header row of the field names, then one row per company (lists and objects as JSON text), RFC 4180', example: 'csv' }),
+    ...listFilterShape(),
+  })
+  // The list's rule on bounds, checked with the input so that a bad filter is a 400 before any charge.
+  .superRefine((filters, ctx) => {
+    const problem = boundsProblem(filters);
+    if (problem) ctx.addIssue({ code: 'custom', path: [problem.parameter], message: problem.rule });
+  })
+  .prefault({} as never) as unknown as z.ZodType<ExportInput, SentInput | undefined>;
+
+/** What a call costs: a private-company request per started thousand matching rows (at least one), counted now. */
+const units: Units = async ({ ctx, input }) => {
+  refuseUnlessRest(ctx, ROUTE); // before the count: there is nothing to serve it
+  const { format: _format, ...filters } = input as ExportInput;
+  const { database, companyAggregates } = ctx.services;
+  return exportUnits(await countExport(database.db, companyAggregates, filters));
+};
+
+export const companyExportRouter = router({
+  get: companyDataProcedure
+    .meta({
+      units,
+      openapi: {
+        method: 'GET',
+        path: PATH,
+        tags: ['Private companies'],
+        summary: 'Export the filtered companies as NDJSON or CSV (full records, streamed)',
+        description:
+          `Every company the filters match (the same filters as GET /api/private-companies), once each, in id order, as its full record (the detail of GET /api/private-companies/{id}, without markets), streamed as it is read: NDJSON (one JSON object per line) or CSV (a header row of the field names, then a row per company; lists and objects as their JSON text, null as an empty cell; RFC 4180 quoting, CRLF line ends). Content-Disposition names the file companies-<date>.<format>. Billed at the private-company rate (ten times the standard rate) per started ${ROWS_PER_UNIT.toLocaleString('en-US')} rows, at least once: the matching rows are counted and the whole cost charged before the first byte (402 when the balance does not cover it, and nothing is streamed). Over REST only: the tRPC procedure is refused (400).`,
+      },
+      files: {
+        'application/x-ndjson': 'One company per line: its detail record as a JSON object',
+        'text/csv': 'A header row of the record\'s field names, then one row per company (lists and objects as JSON text, null as an empty cell)',
+      },
+    })
+    .input(input)
+    .output(streamedFileOutput())
+    .query(({ ctx, input }) => {
+      refuseUnlessRest(ctx, ROUTE);
+      const { format, ...filters } = input;
+      const { database, logger } = ctx.services;
+      const file = exportFile(database.db, filters, format, {
+        onError: (error) => logger.error('company export failed while streaming', { requestId: ctx.requestId, error: errorMessage(error) }),
+      });
+      return new StreamedFile(file.body, file.contentType, file.filename);
+    }),
+});

@@ -1,0 +1,40 @@
+/**
+ * The names a company is found by, folded one way for storage (company_names) and for queries, so
+ * that "Zürich", "ZURICH" and "zurich" meet: Unicode compatibility form, accents dropped, lower case,
+ * inner whitespace collapsed.
+ */
+export function fold(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** The web domain of a site (`https://www.stripe.com/x` → `stripe.com`); null when it is not a URL. */
+export function domainOf(website: string | null | undefined): string | null {
+  if (!website) return null;
+  try {
+    const host = new URL(website).hostname.toLowerCase().replace(/^www\d?\./, '');
+    return host.includes('.') ? host : null;
+  } catch {
+    return null;
+  }
+}
+
+export const NAME_KIND = { name: 0, registeredName: 1, alias: 2, domain: 3 } as const;
+
+/** Folded names of a record, each once, with the most telling kind (name before alias before domain). */
+export function namesOf(c: { name: string; registeredName?: string | null; aliases?: string[] | null; website?: string | null }) {
+  const out = new Map<string, number>();
+  const add = (text: string | null | undefined, kind: number) => {
+    const folded = text ? fold(text) : '';
+    if (folded && !out.has(folded)) out.set(folded, kind);
+  };
+  add(c.name, NAME_KIND.name);
+  add(c.registeredName, NAME_KIND.registeredName);
+  for (const alias of c.aliases ?? []) add(alias, NAME_KIND.alias);
+  add(domainOf(c.website), NAME_KIND.domain);
+  return [...out].map(([folded, kind]) => ({ folded, kind }));
+}
