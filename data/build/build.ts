@@ -4,11 +4,11 @@
  * Sources are verified against their manifests first; every record is validated as the import
  * validates it; the build stops on any problem and writes nothing.
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMPANY_FIELDS, validateRows, type CompanyRecord } from '../../server/companies/company-schema.ts';
 import { investorNamer, mergeEntity } from './merge.ts';
-import { Resolver } from './resolve.ts';
+import { Resolver, type Join } from './resolve.ts';
 import { CURATED, loadSources, SOURCES_DIR, type InvestorRow } from './sources.ts';
 
 export const SEED_DIR = new URL('../../seeds/', import.meta.url);
@@ -36,12 +36,15 @@ const arrayFile = (lines: string[]) => `[\n${lines.join(',\n')}\n]\n`;
 export function build(sourcesDir: URL = SOURCES_DIR): BuildResult {
   const sources = loadSources(sourcesDir);
   const curatedManifest = sources.manifests.find((m) => m.id === CURATED);
-  const resolver = new Resolver();
+  const joins = JSON.parse(readFileSync(new URL('joins.json', new URL('../', sourcesDir)), 'utf8')) as Join[];
+  const resolver = new Resolver(joins);
   for (const record of [...sources.curated].sort((a, b) => (a.sourceId < b.sourceId ? -1 : 1))) resolver.addCurated(record);
   for (const { manifest, rows } of sources.companySources) {
     resolver.noteAmbiguousDomains(rows);
     for (const row of [...rows].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) resolver.add(manifest, row);
   }
+  const stale = resolver.unusedJoins();
+  if (stale.length) throw new Error(`data/joins.json: ${stale.map((j) => j.row).join(', ')} is no row of its source`);
   const ctx = { curatedAsOf: curatedManifest?.retrieved ?? '2026-01-01', investorName: investorNamer(sources.investors) };
   const records = resolver.entities.map((e) => mergeEntity(e, ctx)).sort((a, b) => (a.sourceId < b.sourceId ? -1 : a.sourceId > b.sourceId ? 1 : 0));
 

@@ -14,6 +14,15 @@ export interface Part {
   row: SourceRow;
 }
 
+/** Two rows that are one company although the rules would keep them apart (data/joins.json). */
+export interface Join {
+  /** `<source id>:<row key>`: the row that joins. */
+  row: string;
+  /** `<source id>:<row key>` of a row merged before it (a source of lower priority number, or earlier in the same source). */
+  sameAs: string;
+  why: string;
+}
+
 export interface Entity {
   sourceId: string;
   curated?: CompanyRecord;
@@ -83,11 +92,33 @@ export class Resolver {
     this.index(entity, [record.name, record.registeredName, ...(record.aliases ?? [])].flatMap(variants), record.website, record.headquartersCountry);
   }
 
+  /**
+   * Rows known to be one company that the rules keep apart (data/joins.json: two sources disagreeing
+   * on the country, one list naming a company twice), each with the reason written down.
+   */
+  constructor(private readonly joins: Join[] = []) {}
+
+  /** Joins whose row no source holds: a stale entry of data/joins.json. */
+  unusedJoins(): Join[] {
+    return this.joins.filter((j) => !this.used.has(j.row));
+  }
+
+  private readonly used = new Set<string>();
+
   add(source: SourceManifest, row: SourceRow): Entity {
-    const entity = this.find(source, row) ?? this.create(source, row);
+    const entity = this.joined(source, row) ?? this.find(source, row) ?? this.create(source, row);
     entity.parts.push({ source, row });
     this.index(entity, [row.name, row.registeredName, ...(row.aliases ?? [])], row.website, row.headquartersCountry);
     return entity;
+  }
+
+  private joined(source: SourceManifest, row: SourceRow): Entity | undefined {
+    const join = this.joins.find((j) => j.row === `${source.id}:${row.key}`);
+    if (!join) return undefined;
+    this.used.add(join.row);
+    const target = this.entities.find((e) => e.parts.some((p) => `${p.source.id}:${p.row.key}` === join.sameAs));
+    if (!target) throw new Error(`data/joins.json: ${join.row} joins ${join.sameAs}, which no earlier row is (a join names a row of a source merged before it)`);
+    return target;
   }
 
   private find(source: SourceManifest, row: SourceRow): Entity | undefined {

@@ -11,7 +11,7 @@ import { and, asc, eq, lte } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies, companyNames } from '../../db/schema.ts';
 import { bumpDatasetVersion } from './aggregate-cache.ts';
-import { fold, NAME_KIND, namesOf } from './names.ts';
+import { nameForm, NAME_KIND, namesOf } from './names.ts';
 
 export interface MarketCompany {
   /** The company as the market names it ("SpaceX"). */
@@ -34,7 +34,7 @@ export async function companyForMarket(db: Db, market: MarketCompany): Promise<s
     .select({ sourceId: companies.sourceId })
     .from(companyNames)
     .innerJoin(companies, eq(companies.id, companyNames.companyId))
-    .where(and(eq(companyNames.folded, fold(market.company)), lte(companyNames.kind, NAME_KIND.alias)))
+    .where(and(eq(companyNames.folded, nameForm(market.company)), lte(companyNames.kind, NAME_KIND.alias)))
     .orderBy(asc(companyNames.kind), asc(companies.sourceId))
     .limit(1);
   if (found) return found.sourceId;

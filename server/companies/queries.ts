@@ -10,7 +10,7 @@ import { prepared } from '../../db/prepared.ts';
 import { companies, companyNames, events } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { AggregateCache } from './aggregate-cache.ts';
-import { domainOf, fold } from './names.ts';
+import { domainOf, fold, nameForm } from './names.ts';
 
 export type Company = typeof companies.$inferSelect;
 
@@ -126,7 +126,7 @@ export function searchKey(query: string): string {
     const domain = domainOf(/^https?:\/\//i.test(text) ? text : `https://${text}`);
     if (domain) return fold(domain);
   }
-  return fold(text);
+  return nameForm(text);
 }
 
 /**

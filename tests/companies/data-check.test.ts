@@ -84,6 +84,13 @@ describe('npm run data:check', () => {
     expect(() => build(new URL(`file://${copy}`))).toThrow(/sha256/);
   });
 
+  test('a join that names no earlier row stops the build', () => {
+    const copy = join(scratch, 'joined/');
+    cpSync(join(ROOT, 'data/sources'), join(copy, 'sources'), { recursive: true });
+    writeFileSync(join(copy, 'joins.json'), JSON.stringify([{ row: 'yc:stripe', sameAs: 'yc:no-such-company', why: 'test' }]));
+    expect(() => build(new URL(`file://${copy}sources/`))).toThrow(/joins\.json: yc:stripe joins yc:no-such-company/);
+  });
+
   test('npm run data:build reproduces the committed seed byte for byte', async () => {
     const out = join(scratch, 'built/');
     const run = Bun.spawn(['npm', 'run', '--silent', 'data:build', '--', '--out', out], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });
