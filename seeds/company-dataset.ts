@@ -22,9 +22,13 @@ export function datasetSelection(): DatasetSelection {
 /** One in this many non-curated records is in the sample. */
 const SAMPLE_EVERY = 20;
 
-function sampled(records: CompanyRecord[]): CompanyRecord[] {
+/** Picks the sample from the raw rows, before validation: only the sample is validated. */
+function sampler() {
   let n = 0;
-  return records.filter((r) => r.provenance?.[0]?.id === 'curated' || !r.provenance?.length || n++ % SAMPLE_EVERY === 0);
+  return (row: unknown) => {
+    const provenance = (row as { provenance?: Array<{ id?: unknown }> } | null)?.provenance;
+    return provenance?.[0]?.id === 'curated' || !provenance?.length || n++ % SAMPLE_EVERY === 0;
+  };
 }
 
 export interface DatasetReport {
@@ -38,14 +42,16 @@ export async function loadDataset(dir: URL = DATASET_DIR, selection: DatasetSele
   const seen = new Map<string, string>();
   const records: CompanyRecord[] = [];
   const invalid: DatasetReport['invalid'] = [];
+  const keep = selection === 'sample' ? sampler() : () => true;
   for (const file of files) {
-    const rows = (await Bun.file(new URL(file, dir)).json()) as unknown[];
-    if (!Array.isArray(rows)) throw new Error(`${file}: must hold a JSON array of company records`);
+    const all = (await Bun.file(new URL(file, dir)).json()) as unknown[];
+    if (!Array.isArray(all)) throw new Error(`${file}: must hold a JSON array of company records`);
+    const rows = all.filter(keep);
     for (const result of validateRows(rows.map((value, i) => ({ line: i + 1, value })), seen, file)) {
       const raw = rows[result.line - 1] as { sourceId?: unknown } | null;
       if (result.issues.length) invalid.push({ ...result, file, sourceId: typeof raw?.sourceId === 'string' ? raw.sourceId : null });
       else records.push(result.record!);
     }
   }
-  return { records: selection === 'sample' ? sampled(records) : records, invalid };
+  return { records, invalid };
 }
