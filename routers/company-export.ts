@@ -2,19 +2,22 @@
  * The company export (docs/api.md "Private companies"): GET /api/private-companies/export, every
  * company the list's filters match as its full detail record (without markets), in id order,
  * streamed as NDJSON or CSV (server/companies/export.ts). Billed per started thousand rows at the
- * private-company rate, counted and charged before the first byte (the meta's `units`); a file has
- * no tRPC form (server/platform/procedures/streamed-file.ts).
+ * private-company rate, counted and reserved before the first byte (the meta's `units`), kept as the
+ * rows are written (server/accounts/unit-charges.ts); a file has no tRPC form
+ * (server/platform/procedures/streamed-file.ts).
  */
 import type { inferProcedureInput } from '@trpc/server';
 import { z } from 'zod';
-import { boundsProblem, countExport, EXPORT_FORMATS, exportFile, exportUnits, ROWS_PER_UNIT, type ExportFormat } from '../server/companies/export.ts';
-import type { ListFilters } from '../server/companies/queries.ts';
+import { countExport, EXPORT_FORMATS, exportFile, exportUnits, ROWS_PER_UNIT, type ExportFormat } from '../server/companies/export.ts';
+import { RANGE_PARAMETERS, type ListFilters } from '../server/companies/queries.ts';
+import { UnitsAsWritten } from '../server/accounts/unit-charges.ts';
 import { errorMessage } from '../server/lib/error-message.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { definitionOf } from '../server/platform/procedures/definition.ts';
 import type { Units } from '../server/platform/procedures/meta.ts';
 import { refuseUnlessRest, StreamedFile, streamedFileOutput } from '../server/platform/procedures/streamed-file.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
+import { optionalParams, wholeNumber } from './params.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
 
 const PATH = '/private-companies/export';
@@ -36,27 +39,26 @@ function listFilterShape(): Record<Filter, z.ZodType> {
 }
 
 /** The input as a caller sends it (the list's own parameter types, as tRPC infers them), and as the handler gets it. */
-type SentInput = Partial<Pick<Exclude<inferProcedureInput<typeof privateCompaniesRouter.list>, void | undefined>, Filter>> & { format?: ExportFormat };
-type ExportInput = { format: ExportFormat } & ListFilters;
+type SentInput = Partial<Pick<Exclude<inferProcedureInput<typeof privateCompaniesRouter.list>, void | undefined>, Filter>> & { format?: ExportFormat; afterId?: number };
+type ExportInput = { format: ExportFormat; afterId?: number } & ListFilters;
 
-const input = z
-  .strictObject({
+const input = optionalParams(
+  {
     format: z.enum(EXPORT_FORMATS).default('ndjson').meta({ description: 'ndjson (default): one JSON object per line; csv: a header row of the field names, then one row per company (lists and objects as JSON text), RFC 4180', example: 'csv' }),
+    afterId: wholeNumber({ min: 0, max: 2_147_483_647 })
+      .meta({ description: 'Only companies with a higher id: to continue an export that was cut short, the id of the last company received (rows come in id order). Billed for the rows it matches', example: 4200 })
+      .optional(),
     ...listFilterShape(),
-  })
-  // The list's rule on bounds, checked with the input so that a bad filter is a 400 before any charge.
-  .superRefine((filters, ctx) => {
-    const problem = boundsProblem(filters);
-    if (problem) ctx.addIssue({ code: 'custom', path: [problem.parameter], message: problem.rule });
-  })
-  .prefault({} as never) as unknown as z.ZodType<ExportInput, SentInput | undefined>;
+  },
+  { ordered: RANGE_PARAMETERS as never }, // the list's rule on bounds
+) as unknown as z.ZodType<ExportInput, SentInput | undefined>;
 
 /** What a call costs: a private-company request per started thousand matching rows (at least one), counted now. */
 const units: Units = async ({ ctx, input }) => {
   refuseUnlessRest(ctx, ROUTE); // before the count: there is nothing to serve it
-  const { format: _format, ...filters } = input as ExportInput;
+  const { format: _format, afterId, ...filters } = input as ExportInput;
   const { database, companyAggregates } = ctx.services;
-  return exportUnits(await countExport(database.db, companyAggregates, filters));
+  return exportUnits(await countExport(database.db, companyAggregates, filters, afterId));
 };
 
 export const companyExportRouter = router({
@@ -69,7 +71,7 @@ export const companyExportRouter = router({
         tags: ['Private companies'],
         summary: 'Export the filtered companies as NDJSON or CSV (full records, streamed)',
         description:
-          `Every company the filters match (the same filters as GET /api/private-companies), once each, in id order, as its full record (the detail of GET /api/private-companies/{id}, without markets), streamed as it is read: NDJSON (one JSON object per line) or CSV (a header row of the field names, then a row per company; lists and objects as their JSON text, null as an empty cell; RFC 4180 quoting, CRLF line ends). Content-Disposition names the file companies-<date>.<format>. Billed at the private-company rate (ten times the standard rate) per started ${ROWS_PER_UNIT.toLocaleString('en-US')} rows, at least once: the matching rows are counted and the whole cost charged before the first byte (402 when the balance does not cover it, and nothing is streamed). Over REST only: the tRPC procedure is refused (400).`,
+          `Every company the filters match (the same filters as GET /api/private-companies), once each, in id order, as its full record (the detail of GET /api/private-companies/{id}, without markets), streamed as it is read: NDJSON (one JSON object per line) or CSV (a header row of the field names, then a row per company; lists and objects as their JSON text, null as an empty cell; RFC 4180 quoting, CRLF line ends). Content-Disposition names the file companies-<date>.<format>. Billed at the private-company rate (ten times the standard rate) per started ${ROWS_PER_UNIT.toLocaleString('en-US')} rows, at least once: the matching rows are counted and the whole cost reserved before the first byte (402 when the balance does not cover it, and nothing is streamed; X-Request-Cost-USD states it). The rows are paid as they are written: a file cut short (the reader went away, the connection or the server failed) keeps only the thousands started and the rest is refunded — at once, or after a crash within UNIT_LEASE_MS (5 minutes by default); continue it with afterId, the id of the last company received, billed for the rows that remain. Over REST only: the tRPC procedure is refused (400).`,
       },
       files: {
         'application/x-ndjson': 'One company per line: its detail record as a JSON object',
@@ -80,9 +82,11 @@ export const companyExportRouter = router({
     .output(streamedFileOutput())
     .query(({ ctx, input }) => {
       refuseUnlessRest(ctx, ROUTE);
-      const { format, ...filters } = input;
-      const { database, logger } = ctx.services;
+      const { format, afterId, ...filters } = input;
+      const { database, logger, refunds, config } = ctx.services;
       const file = exportFile(database.db, filters, format, {
+        afterId,
+        paid: new UnitsAsWritten(database.db, refunds, ctx.charges, config.unitLeaseMs),
         onError: (error) => logger.error('company export failed while streaming', { requestId: ctx.requestId, error: errorMessage(error) }),
       });
       return new StreamedFile(file.body, file.contentType, file.filename);

@@ -4,7 +4,8 @@
  * cursor, so there is no total (counting would cost the whole table on every request).
  */
 import { z } from 'zod';
-import { listRounds, ROUND_SORTS } from '../server/companies/round-queries.ts';
+import { listRounds, ROUND_CURSOR, ROUND_SORTS } from '../server/companies/round-queries.ts';
+import { cursorProblem } from '../server/lib/keyset-cursor.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { round } from './company-shapes.ts';
@@ -74,7 +75,7 @@ export const fundingRoundsRouter = router({
         updatedSince: isoInstant({ description: 'Only rounds written at or after this instant (the change feed)' }).meta({ example: '2026-11-01' }).optional(),
         sort: z.enum(ROUND_SORTS).default('-date').meta({ description: 'By date: -date newest first (default), date oldest first; ties by id in the same direction', example: '-date' }),
         ...keysetParams('Rounds'),
-      }),
+      }, { ordered: [['minAmount', 'maxAmount'], ['from', 'to']], check: ({ cursor, sort }) => cursorProblem(cursor, sort, ROUND_CURSOR) }),
     )
     .output(z.object({ rounds: z.array(roundWithCompany), nextCursor, limit: z.number().int() }))
     .query(async ({ ctx, input }) => {

@@ -3,11 +3,12 @@
  * private-company rate like the company routes; lists are keyset-paged like GET /api/funding-rounds.
  */
 import { z } from 'zod';
-import { INVESTOR_SORTS, investorById, investorPortfolio, listInvestors } from '../server/companies/investor-queries.ts';
+import { INVESTOR_SORTS, investorById, investorCursor, investorPortfolio, listInvestors, PORTFOLIO_CURSOR } from '../server/companies/investor-queries.ts';
+import { cursorProblem } from '../server/lib/keyset-cursor.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { keysetParams, nextCursor, roundWithCompany, rowId } from './funding-rounds.ts';
-import { optionalParams } from './params.ts';
+import { optionalParams, withRules } from './params.ts';
 
 // The tag of the company data (server/platform/http/openapi.ts declares the document's tags).
 const TAGS = ['Funding rounds and investors'];
@@ -62,7 +63,7 @@ export const investorsRouter = router({
         country: text('Exact country, case-insensitive', 'United States'),
         sort: z.enum(INVESTOR_SORTS).default('-portfolioCount').meta({ description: '-portfolioCount most companies first (default), or name; ties by id', example: '-portfolioCount' }),
         ...keysetParams('Investors'),
-      }),
+      }, { check: ({ cursor, sort }) => cursorProblem(cursor, sort, investorCursor(sort)) }),
     )
     .output(z.object({ investors: z.array(investor), nextCursor, limit: z.number().int() }))
     .query(async ({ ctx, input }) => {
@@ -82,7 +83,7 @@ export const investorsRouter = router({
         errorResponses: [404],
       },
     })
-    .input(z.strictObject({ ...investorId, ...keysetParams('Companies') }))
+    .input(withRules(z.strictObject({ ...investorId, ...keysetParams('Companies') }), { check: ({ cursor }) => cursorProblem(cursor, 'name', PORTFOLIO_CURSOR) }))
     .output(z.object({ investorId: z.number().int(), companies: z.array(portfolioCompany), nextCursor, limit: z.number().int() }))
     .query(async ({ ctx, input }) => {
       const result = await investorPortfolio(ctx.services.database.db, input.id, input);

@@ -58,7 +58,7 @@ export const marketHistoryRouter = router({
           .optional(),
         to: isoInstant({ endOfDay: true, description: 'End of the range, inclusive (a date includes that whole UTC day); default now' }).meta({ example: '2026-11-22' }).optional(),
         limit: wholeNumber({ min: 1, max: 5000 }).default(500).meta({ description: 'At most this many candles, the latest of the range: 1 to 5000, default 500', example: 60 }),
-      }),
+      }, { ordered: [['from', 'to']] }),
     )
     .output(
       z.object({

@@ -1,7 +1,6 @@
 /** Orders and trade history (docs/api.md "Orders", "History"). */
 import { tokenLabel } from '../server/events/tokens.ts';
 import { z } from 'zod';
-import { ApiError } from '../server/errors.ts';
 import { canonicalEventId } from '../server/events/resolve.ts';
 import { syncOrders } from '../server/trading/order-sync.ts';
 import { getOrder, listOrders, tradeHistory } from '../server/trading/queries.ts';
@@ -105,7 +104,7 @@ export const ordersRouter = router({
         endDate: isoInstant({ endOfDay: true, description: 'Inclusive; a date includes that whole UTC day' }).meta({ example: '2026-11-22' }).optional(),
         limit: wholeNumber({ min: 1, max: 1000 }).default(100).meta({ description: 'Trades per page, 1 to 1000, default 100', example: 50 }),
         offset: pageOffset(),
-      }),
+      }, { ordered: [['startDate', 'endDate']] }),
     )
     .output(
       z.object({
@@ -114,7 +113,6 @@ export const ordersRouter = router({
       }),
     )
     .query(async ({ ctx, input }) => {
-      if (input.startDate && input.endDate && input.startDate > input.endDate) throw new ApiError('BAD_REQUEST', 'startDate: must not be after endDate');
       const eventId = input.eventId === undefined ? undefined : await canonicalEventId(ctx.services, input.eventId);
       const { rows, summary } = await tradeHistory(ctx.services.database.db, ctx.user, { ...input, eventId });
       return {

@@ -104,8 +104,34 @@ export const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null);
  * and absent input counts as `{}` so typed clients may call `.query()` with no argument.
  * `prefault` (unlike `default`) still runs the inner defaults.
  */
-export function optionalParams<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  return z.strictObject(shape).prefault({} as never);
+export function optionalParams<Shape extends z.core.$ZodLooseShape>(shape: Shape, rules: ParamRules<z.output<z.ZodObject<Shape, z.core.$strict>>> = {}) {
+  return withRules(z.strictObject(shape), rules).prefault({} as never);
+}
+
+/** The object of parameters with its rules between parameters (ParamRules) added. */
+export function withRules<Params extends z.ZodObject>(params: Params, rules: ParamRules<z.output<Params>>): Params {
+  const { ordered = [], check } = rules;
+  if (ordered.length === 0 && !check) return params;
+  return params.superRefine((value, ctx) => {
+    for (const [low, high] of ordered) {
+      const [a, b] = [value[low], value[high]] as unknown[];
+      if (a === undefined || b === undefined || !((a as number) > (b as number))) continue;
+      ctx.addIssue({ code: 'custom', path: [low as string], message: `must not be ${typeof a === 'number' ? 'greater than' : 'after'} ${String(high)}` });
+    }
+    const problem = check?.(value);
+    if (problem) ctx.addIssue({ code: 'custom', path: [problem.parameter as string], message: problem.rule });
+  });
+}
+
+/**
+ * Rules between parameters, checked with the input so that breaking one is a 400 before any charge
+ * (the billing gate parses the input before it reserves; a handler's own 400 would come after a 402).
+ * `ordered`: [low, high] pairs that, when both are given, must have low ≤ high (numbers, dates, or
+ * YYYY-MM-DD texts); `check`: any other rule, answering the parameter it blames and the rule, or null.
+ */
+export interface ParamRules<T> {
+  ordered?: ReadonlyArray<readonly [keyof T, keyof T]>;
+  check?: (value: T) => { parameter: keyof T; rule: string } | null;
 }
 
 /** No parameters at all. */

@@ -33,7 +33,7 @@ export const portfolioRouter = router({
         to: isoInstant({ endOfDay: true, description: 'End of the range, inclusive (a date includes that whole UTC day); default, and at most, now' })
           .meta({ example: '2026-11-22' })
           .optional(),
-      }),
+      }, { ordered: [['from', 'to']] }),
     )
     .output(
       z.object({

@@ -12,6 +12,7 @@ import {
   countries,
   industries,
   listCompanies,
+  RANGE_PARAMETERS,
   searchCompanies,
   SORT_FIELDS,
   type SortField,
@@ -158,7 +159,7 @@ export const privateCompaniesRouter = router({
           .optional(),
         sort: z.enum(SORTS).meta({ description: 'Sort field, `-` prefix for descending; default id', example: '-valuationUsd' }).optional(),
         ...page,
-      }),
+      }, { ordered: RANGE_PARAMETERS }),
     )
     .output(listOutput)
     .query(async ({ ctx, input }) => {

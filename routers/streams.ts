@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { ACCOUNT_EVENT_TYPES } from '../server/notifications/emit.ts';
+import { ACCOUNT_ID_RULE, accountCursorOf } from '../server/streams/ids.ts';
 import { accountCatchUp, accountSubscription, valuationCatchUp, valuationSubscription } from '../server/platform/procedures/open-stream.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { publicProcedure, userProcedure } from '../server/platform/procedures/base.ts';
@@ -27,6 +28,10 @@ const lastEventIdParam = (example: string) =>
     .string()
     .max(1000)
     .meta({ description: 'Resume after this message id (what the stream sent as `id:`); the Last-Event-ID header wins over it', example });
+
+/** The account stream's resume id, checked with the input: a bad one is a 400 before the charge. */
+const accountResumeProblem = ({ lastEventId }: { lastEventId?: string | null }) =>
+  accountCursorOf(lastEventId) === null ? { parameter: 'lastEventId' as const, rule: ACCOUNT_ID_RULE } : null;
 
 /** On REST a single `events` parameter is a list of one (server/platform/http/rest-input.ts). */
 const eventSlugs = z
@@ -82,7 +87,7 @@ export const streamsRouter = router({
         errorResponses: [503],
       },
     })
-    .input(optionalParams({ lastEventId: lastEventIdParam('41').optional() }))
+    .input(optionalParams({ lastEventId: lastEventIdParam('41').optional() }, { check: accountResumeProblem }))
     .output(z.object({ events: z.array(accountEvent).meta({ description: 'Oldest first' }), lastEventId: z.string().meta({ description: 'Resume from here' }) }))
     .query(({ ctx, input }) => accountCatchUp(ctx, input)),
 
@@ -94,6 +99,6 @@ export const streamsRouter = router({
   /** The account stream as a tRPC subscription: `tracked(id, event)`, first any catch-up, then `{type: 'ready'}`, then live events. */
   account: userProcedure
     .meta({ session: true })
-    .input(optionalParams({ lastEventId: z.string().max(1000).nullish() }))
+    .input(optionalParams({ lastEventId: z.string().max(1000).nullish() }, { check: accountResumeProblem }))
     .subscription(({ ctx, input, signal, path }) => accountSubscription(ctx, input, signal, path)),
 });

@@ -13,9 +13,9 @@ import { quoteBuy } from '../server/trading/quote.ts';
 import { saleOutcome, sell, type SellRequest } from '../server/trading/sell.ts';
 import { quoteSale } from '../server/trading/sell-quote.ts';
 import type { RequestContext } from '../server/platform/procedures/context.ts';
+import { idempotencyKeyOf } from '../server/platform/procedures/idempotency-key.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { tradeProcedure, userProcedure } from '../server/platform/procedures/base.ts';
-import { ApiError } from '../server/errors.ts';
 import { DEFAULT_FLOORS } from '../server/valuation/index.ts';
 import { usdAmount } from './params.ts';
 import { buyQuote, operationOrder, positionStatus, saleQuote, unsoldBand } from './trading-outputs.ts';
@@ -45,14 +45,6 @@ const perCall = {
 function tradeOf<T extends object>(input: T): Omit<T, 'userId' | 'idempotencyKey'> {
   const { userId: _user, idempotencyKey: _key, ...trade } = input as T & { userId?: string; idempotencyKey?: string };
   return trade;
-}
-
-/** The Idempotency-Key header, or the input's `idempotencyKey`; both only when equal. */
-function idempotencyKeyOf(ctx: UserContext, member: string | undefined): string | null {
-  const header = ctx.headers.get('idempotency-key');
-  if (member === undefined) return header;
-  if (header !== null && header !== member) throw new ApiError('BAD_REQUEST', 'idempotencyKey: differs from the Idempotency-Key header; send the key once (either place is enough)');
-  return member;
 }
 
 /** Which position, and how much of it: a sale and its quote. */
@@ -106,7 +98,7 @@ function idempotently<T>(ctx: UserContext, operation: 'buy' | 'sell', input: { u
   return runIdempotent<T>({
     db: ctx.services.database.db,
     user: ctx.user,
-    key: idempotencyKeyOf(ctx, input.idempotencyKey),
+    key: idempotencyKeyOf(ctx, input),
     operation,
     input: tradeOf(input),
     // Longer than any trade can run: a few venue calls, each with its deadline.

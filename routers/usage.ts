@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { listUsage, summariseUsage } from '../server/accounts/usage.ts';
-import { ApiError } from '../server/errors.ts';
 import { microsToUsd } from '../server/lib/money.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { apiKeyProcedure } from '../server/platform/procedures/base.ts';
@@ -28,6 +27,13 @@ const MAX_HOURLY_DAYS = 31;
 const DAY_MS = 86_400_000;
 const usd = (micros: number) => microsToUsd(micros);
 
+/** bucket=hour needs from, and at most MAX_HOURLY_DAYS days from it to `to` (or now). */
+function hourlySpanProblem(input: { bucket: 'hour' | 'day'; from?: Date; to?: Date }) {
+  if (input.bucket !== 'hour') return null;
+  const span = (input.to?.getTime() ?? Date.now()) - (input.from?.getTime() ?? 0);
+  return !input.from || span > MAX_HOURLY_DAYS * DAY_MS ? { parameter: 'bucket' as const, rule: `hour needs from, and at most ${MAX_HOURLY_DAYS} days between from and to; use bucket=day for longer` } : null;
+}
+
 export const usageRouter = router({
   list: apiKeyProcedure
     .meta({
@@ -46,11 +52,10 @@ export const usageRouter = router({
         ...filters,
         limit: wholeNumber({ min: 1, max: 10_000 }).default(1000).meta({ description: 'Records per page: 1 to 10000, default 1000', example: 100 }),
         offset: wholeNumber({ min: 0, max: 10_000_000 }).default(0).meta({ description: 'Records to skip (paging), default 0', example: 0 }),
-      }),
+      }, { ordered: [['from', 'to']] }),
     )
     .output(z.object({ records: z.array(usageRecord), total: z.number().int() }))
     .query(async ({ ctx, input }) => {
-      if (input.from && input.to && input.from > input.to) throw new ApiError('BAD_REQUEST', 'from: must not be after to');
       const page = await listUsage(ctx.services.database.db, { accountId: ctx.principal.accountId, ...input });
       return {
         records: page.records.map((r) => ({
@@ -78,7 +83,12 @@ export const usageRouter = router({
           'The requests GET /api/usage would list, aggregated: requests and cost per UTC hour or day (`bucket`), per path and per key, and their totals. `bucket=hour` needs `from`, and at most 31 days between from and to (400 otherwise; use `bucket=day` for longer ranges).',
       },
     })
-    .input(optionalParams({ ...filters, bucket: z.enum(['hour', 'day']).default('day').meta({ description: 'hour or day (UTC), default day', example: 'day' }) }))
+    .input(
+      optionalParams(
+        { ...filters, bucket: z.enum(['hour', 'day']).default('day').meta({ description: 'hour or day (UTC), default day', example: 'day' }) },
+        { ordered: [['from', 'to']], check: hourlySpanProblem },
+      ),
+    )
     .output(
       z.object({
         bucket: z.enum(['hour', 'day']),
@@ -89,11 +99,6 @@ export const usageRouter = router({
       }),
     )
     .query(async ({ ctx, input }) => {
-      if (input.from && input.to && input.from > input.to) throw new ApiError('BAD_REQUEST', 'from: must not be after to');
-      if (input.bucket === 'hour') {
-        const span = (input.to?.getTime() ?? Date.now()) - (input.from?.getTime() ?? 0);
-        if (!input.from || span > MAX_HOURLY_DAYS * DAY_MS) throw new ApiError('BAD_REQUEST', `bucket: hour needs from, and at most ${MAX_HOURLY_DAYS} days between from and to; use bucket=day for longer`);
-      }
       const s = await summariseUsage(ctx.services.database.db, { accountId: ctx.principal.accountId, ...input });
       return {
         bucket: input.bucket,

@@ -129,6 +129,7 @@ const envSchema = z.object({
   POLYMARKET_BUILDER_SECRET: z.string().max(200).optional(),
   POLYMARKET_BUILDER_PASSPHRASE: z.string().max(200).optional(),
   SETTLEMENT_INTERVAL_MS: int(60_000, 0, 86_400_000),
+  UNIT_LEASE_MS: int(300_000, 1_000, 86_400_000),
   GAMMA_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   EVENT_DISCOVERY_INTERVAL_MS: optionalInt(0, 86_400_000),
   EVENT_AUTO_LIST: boolean(false),
@@ -238,6 +239,12 @@ export interface Config {
   /** How often the settlement worker finishes deferred and unpaid settlements; 0: never (events:sync and resolutions still do). */
   settlementIntervalMs: number;
   /**
+   * How long a provisional unit of a call priced in units (the company export) waits to be written:
+   * a stream keeps extending its units while it runs; units a dead process left behind are refunded
+   * this long after their last extension (accounts/unit-charges.ts).
+   */
+  unitLeaseMs: number;
+  /**
    * The market universe: Gamma's base URL; how often discovery looks for new IPO valuation events
    * (0: never; unset, every hour, except on the paper venue without GAMMA_API_URL); whether what it
    * finds is listed at once (else proposed to an operator).
@@ -338,6 +345,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       builder: e.POLYMARKET_BUILDER_API_KEY ? { apiKey: e.POLYMARKET_BUILDER_API_KEY, secret: e.POLYMARKET_BUILDER_SECRET!, passphrase: e.POLYMARKET_BUILDER_PASSPHRASE! } : undefined,
     },
     settlementIntervalMs: e.SETTLEMENT_INTERVAL_MS,
+    unitLeaseMs: e.UNIT_LEASE_MS,
     discovery: {
       gammaUrl: (e.GAMMA_API_URL ?? 'https://gamma-api.polymarket.com').replace(/\/$/, ''),
       intervalMs: e.EVENT_DISCOVERY_INTERVAL_MS ?? (e.VENUE === 'paper' && !e.GAMMA_API_URL ? 0 : 3_600_000),

@@ -21,6 +21,7 @@ import { startCandleRecording } from './history/recording.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
+import { startLapsedUnitRefunds } from './billing/lapsed-units.ts';
 import { startDepositWatcher } from './deposits/watcher.ts';
 import { startEventDiscovery } from './events/discovery-pass.ts';
 import { metricsListener } from './platform/http/metrics-access.ts';
@@ -130,6 +131,7 @@ function startJobs(services: Services): Array<{ stop(): Promise<void> }> {
     () => startCandleRecording(services),
     () => startSettlementWorker(services),
     () => startMeterExporter(services),
+    () => startLapsedUnitRefunds(services),
     () => chain && startDepositWatcher({ db: services.database.db, chain, config: config.deposits, logger, jobs: services.metrics.jobs }),
     () => startWebhookWorker(services),
     () => startEventDiscovery(services),

@@ -100,10 +100,19 @@ export const usageRecords = pgTable(
     billedTo: text('billed_to', { enum: ['balance', 'meter'] }).notNull().default('balance'),
     /** A metered row: the meter export batch that sent it to Stripe (null: not exported yet; see server/billing/meter-export.ts). */
     exportBatch: text('export_batch'),
+    /**
+     * A unit of a call priced in units that is paid only once its rows are written (the company
+     * export): until the stream confirms it (null), it is refunded when this lapses, by the stream
+     * as it ends or after a crash by the lapsed-units job (server/billing/lapsed-units.ts). Null for
+     * every other charge.
+     */
+    provisionalUntil: timestamp('provisional_until', { withTimezone: true }),
     createdAt: createdAt(),
   },
   (t) => [
     index('usage_records_account_time_idx').on(t.accountId, t.createdAt, t.id),
+    // The lapsed-units job's work list: provisional rows only (a confirmed or ordinary row is not in it).
+    index('usage_records_provisional_idx').on(t.provisionalUntil).where(sql`${t.provisionalUntil} is not null`),
     // The meter exporter's work list: metered rows not exported yet (exported rows leave the index).
     index('usage_records_metered_unexported_idx').on(t.createdAt).where(sql`${t.billedTo} = 'meter' and ${t.exportBatch} is null`),
   ],

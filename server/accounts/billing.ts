@@ -66,6 +66,11 @@ export type BilledRequest = Payer & {
   synchronousCommit: boolean;
   /** The id the usage row gets (chosen by the caller, so it can refund a charge whose answer was lost). */
   usageId: string;
+  /**
+   * A unit paid only once its part of the answer is written (unit-charges.ts): the usage row is
+   * provisional for this many seconds, refunded unless confirmed by then. Absent: an ordinary charge.
+   */
+  provisionalSeconds?: number;
 };
 
 export interface Admission {
@@ -133,10 +138,11 @@ function admissionSql(payer: SQL) {
                      else a.balance_micros >= key.cost end)
         returning a.id, a.billing_plan
       ), usage as (
-        insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, created_at)
+        insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, provisional_until, created_at)
         select ${sql.placeholder('usageId')}::text, key.account_id, key.api_key_id, ${sql.placeholder('method')}::text,
                ${sql.placeholder('path')}::text, key.cost, ${sql.placeholder('requestId')}::text,
-               case when debit.billing_plan = 'metered' then 'meter' else 'balance' end, now()
+               case when debit.billing_plan = 'metered' then 'meter' else 'balance' end,
+               now() + make_interval(secs => ${sql.placeholder('provisionalSeconds')}::int), now()
           from key join debit on debit.id = key.account_id
         returning id
       ), commit_mode as (
@@ -177,6 +183,7 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
     path: request.path,
     requestId: request.requestId,
     synchronousCommit: request.synchronousCommit ? 'on' : 'off',
+    provisionalSeconds: request.provisionalSeconds ?? null,
   });
   const metrics = billingMetricsOf(db);
   if (!row || row.revoked) {
@@ -249,9 +256,9 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
              cap_spent_micros = (case when cap_window is distinct from ${window} then 0 else cap_spent_micros end) + ${costMicros}
        where id = ${principal.apiKeyId}`);
     await tx.execute(sql`
-      insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, created_at)
+      insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, provisional_until, created_at)
       values (${request.usageId}, ${principal.accountId}, ${principal.apiKeyId}, ${request.method}, ${request.path}, ${costMicros}, ${request.requestId},
-              ${debited.billing_plan === 'metered' ? 'meter' : 'balance'}, now())`);
+              ${debited.billing_plan === 'metered' ? 'meter' : 'balance'}, now() + make_interval(secs => ${request.provisionalSeconds ?? null}::int), now())`);
     return { admission: { principal, charge: { usageId: request.usageId, accountId: principal.accountId, costMicros } }, metered: debited.billing_plan === 'metered' };
   });
   metrics?.admission(request.tier, admission.metered);
@@ -265,9 +272,10 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
  * window is still current (one statement). A metered row the Stripe export has already taken (a
  * refund later than the export's settle time, e.g. retried after a database outage) is left as billed. By usage id alone (server-generated, 128 random bits): a
  * charge whose admission answer was lost is refunded without knowing its account. A second refund of
- * the same charge finds no row and does nothing.
+ * the same charge finds no row and does nothing. `onlyIfLapsed`: only a provisional unit whose time
+ * has passed (the lapsed-units job; a unit its stream confirmed meanwhile stays charged).
  */
-export async function refundCharge(db: Db, charge: Charge, synchronousCommit: boolean): Promise<void> {
+export async function refundCharge(db: Db, charge: Charge, synchronousCommit: boolean, options: { onlyIfLapsed?: boolean } = {}): Promise<void> {
   const statement = preparedSql(
     db,
     'refund_charge',
@@ -277,6 +285,7 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
         -- what it counted: our records keep agreeing with what the customer was charged.
         delete from usage_records
          where id = ${sql.placeholder('usageId')}::text and export_batch is null
+           and (not ${sql.placeholder('onlyIfLapsed')}::boolean or provisional_until < now())
         returning account_id, api_key_id, cost_micros, billed_to,
                   to_char(created_at at time zone 'UTC', 'YYYY-MM') as month, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day
       ), key_refund as (
@@ -298,7 +307,7 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
         from removed, commit_mode
        where a.id = removed.account_id`,
   );
-  await statement.execute({ usageId: charge.usageId, synchronousCommit: synchronousCommit ? 'on' : 'off' });
+  await statement.execute({ usageId: charge.usageId, synchronousCommit: synchronousCommit ? 'on' : 'off', onlyIfLapsed: options.onlyIfLapsed ?? false });
 }
 
 /** O(1): the account row carries its usage totals, kept by reserve and refund. */

@@ -34,6 +34,8 @@
  * Caveat: a refund later than the settle time (e.g. a refund retried after a database outage) of a
  * row already exported stays billed on Stripe: meter events cannot be lowered after the fact. The
  * refund must then keep the row (it was billed) rather than delete it — see refundCharge.
+ * A provisional unit (usage_records.provisional_until: a part of the company export not yet written)
+ * is not exported until its stream confirms it; one refunded instead never reaches Stripe.
  * Clock: the database's (the clock that stamps created_at), unless a test injects `now`.
  * A crash between Stripe's answer and the sent_at update resends the row on the next pass: the
  * identifier makes that harmless while it is within Stripe's 24 h window.
@@ -187,6 +189,7 @@ function markBatch(batch: string, before: Date): SQL {
     with marked as (
       update usage_records set export_batch = ${batch}
        where billed_to = 'meter' and export_batch is null and created_at < ${iso(before)}::timestamptz
+         and provisional_until is null -- a unit not yet written may still be refunded: exported once confirmed
       returning account_id, date_trunc('minute', created_at, 'UTC') as minute, cost_micros
     ), written as (
       insert into meter_exports (account_id, minute, batch, stripe_customer_id, value_micros, identifier)

@@ -11,7 +11,9 @@
  * written too.
  *
  * Billing is per started thousand rows (ROWS_PER_UNIT), counted before the first byte: the router
- * states `exportUnits(countExport(…))` to the billing gate.
+ * states `exportUnits(countExport(…))` to the billing gate, which reserves them all. The stream pays
+ * as it writes (`paid`, accounts/unit-charges.ts): each batch is covered before it is written, and
+ * when the stream ends — read to the end, cancelled, failed — the units it did not write are returned.
  */
 import { and, asc, count, getTableColumns, gt } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
@@ -42,24 +44,9 @@ export function exportUnits(rows: number): number {
   return Math.max(1, Math.ceil(rows / ROWS_PER_UNIT));
 }
 
-/**
- * The rule on bounds the list applies (filterWhere: min ≤ max), for every min<X>/max<X> pair of the
- * filters: the first pair that breaks it, as the parameter and the rule, or null. The router checks
- * it with the input, so a bad filter is a 400 before any charge.
- */
-export function boundsProblem(filters: Record<string, unknown>): { parameter: string; rule: string } | null {
-  for (const [name, low] of Object.entries(filters)) {
-    if (!name.startsWith('min') || typeof low !== 'number') continue;
-    const upper = `max${name.slice(3)}`;
-    const high = filters[upper];
-    if (typeof high === 'number' && low > high) return { parameter: name, rule: `must not be greater than ${upper}` };
-  }
-  return null;
-}
-
-/** How many companies the filters match (the unfiltered count from the aggregate cache, as the list's). */
-export async function countExport(db: Db, cache: AggregateCache, filters: ListFilters): Promise<number> {
-  const where = filterWhere(filters);
+/** How many companies the filters match (after `afterId`; the unfiltered count from the aggregate cache, as the list's). */
+export async function countExport(db: Db, cache: AggregateCache, filters: ListFilters, afterId = 0): Promise<number> {
+  const where = and(filterWhere(filters), afterId > 0 ? gt(companies.id, afterId) : undefined);
   const countMatching = async () => (await db.select({ total: count() }).from(companies).where(where))[0]?.total ?? 0;
   return where ? countMatching() : cache.get(db, 'count', countMatching);
 }
@@ -108,6 +95,24 @@ export interface ExportOptions {
   now?: Date;
   /** Hears a failure while streaming (the body then ends with an error: the client sees it cut short). */
   onError?: (error: unknown) => void;
+  /** Only rows with a higher id (a cut export continued from the last id received). */
+  afterId?: number;
+  /** What the rows cost as they are written (by default nothing: a caller that does not bill). */
+  paid?: PaidAsWritten;
+}
+
+/** The export's units as it writes them: covered before each batch, settled once it has ended (accounts/unit-charges.ts). */
+export interface PaidAsWritten {
+  /** False: the unit is gone (it lapsed): write nothing more. */
+  cover(units: number): Promise<boolean>;
+  settle(): Promise<void>;
+}
+
+/** Thrown into the stream when a unit lapsed before its rows were written (the reader stalled past UNIT_LEASE_MS). */
+export class ExportLapsed extends Error {
+  constructor() {
+    super('the rest of this export was refunded after its reader stalled; continue it with afterId');
+  }
 }
 
 /**
@@ -126,8 +131,13 @@ export function exportFile(db: Db, filters: ListFilters, format: ExportFormat, o
           return csvRow(fields.map((f) => record[f]));
         }
       : (c: Company) => `${JSON.stringify(exportRecord(c))}\n`;
-  let afterId = 0;
+  let afterId = options.afterId ?? 0;
+  let written = 0;
   let done = false;
+  const finish = async () => {
+    done = true;
+    await options.paid?.settle();
+  };
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
@@ -135,28 +145,27 @@ export function exportFile(db: Db, filters: ListFilters, format: ExportFormat, o
       },
       async pull(controller) {
         if (done) return;
-        let rows: Company[];
         try {
-          rows = await batchAfter(db, filters, afterId, batchRows);
+          const rows = await batchAfter(db, filters, afterId, batchRows);
+          if (done) return; // cancelled while the batch was read
+          if (rows.length > 0) {
+            // Paid for before it is written: a lapsed unit (the reader stalled past the lease) ends the file here.
+            if (options.paid && !(await options.paid.cover(Math.ceil((written + rows.length) / ROWS_PER_UNIT)))) throw new ExportLapsed();
+            written += rows.length;
+            afterId = rows[rows.length - 1]!.id;
+            controller.enqueue(encoder.encode(rows.map(line).join('')));
+          }
+          if (rows.length < batchRows) {
+            await finish();
+            controller.close();
+          }
         } catch (error) {
-          done = true;
+          await finish();
           options.onError?.(error);
           controller.error(error);
-          return;
-        }
-        if (done) return; // cancelled while the batch was read
-        if (rows.length > 0) {
-          afterId = rows[rows.length - 1]!.id;
-          controller.enqueue(encoder.encode(rows.map(line).join('')));
-        }
-        if (rows.length < batchRows) {
-          done = true;
-          controller.close();
         }
       },
-      cancel() {
-        done = true;
-      },
+      cancel: finish,
     },
     { highWaterMark: 1 },
   );

@@ -7,10 +7,15 @@ import { and, asc, desc, eq, gt, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies, companyInvestors, investors } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
-import { decodeCursor, keysetPage, listRounds } from './round-queries.ts';
+import { decodeCursor, keysetPage, type KeyPart } from '../lib/keyset-cursor.ts';
+import { listRounds } from './round-queries.ts';
 
 export const INVESTOR_SORTS = ['-portfolioCount', 'name'] as const;
 export type InvestorSort = (typeof INVESTOR_SORTS)[number];
+/** The sort key an investors cursor holds: (lower(name), id) by name, else (portfolioCount, id). */
+export const investorCursor = (sort: InvestorSort): readonly KeyPart[] => (sort === 'name' ? ['text', 'int'] : ['int', 'int']);
+/** The sort key a portfolio cursor holds: (lower(company name), company id). */
+export const PORTFOLIO_CURSOR: readonly KeyPart[] = ['text', 'int'];
 
 export interface InvestorFilters {
   /** Name contains, case-insensitive. */
@@ -60,7 +65,7 @@ function investorOrder(sort: InvestorSort, after: Array<string | number> | undef
 
 /** A page of investors, most portfolio companies first by default; the cursor of the next page, or null. */
 export async function listInvestors(db: Db, filters: InvestorFilters, page: { sort: InvestorSort; limit: number; cursor?: string }) {
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, page.sort, page.sort === 'name' ? ['text', 'int'] : ['int', 'int']);
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, page.sort, investorCursor(page.sort));
   const { order, keyset } = investorOrder(page.sort, after);
   const rows = await db
     .select({ ...investorColumns, sortName: lowerName })
@@ -95,7 +100,7 @@ const companyName = sql<string>`lower(${companies.name})`;
  * primary key (investor_id, company_id), so a page costs the investor's portfolio, not the table.
  */
 export async function investorPortfolio(db: Db, id: number, page: { limit: number; cursor?: string }) {
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, 'name', ['text', 'int']);
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, 'name', PORTFOLIO_CURSOR);
   const [, rows] = await Promise.all([
     investorRow(db, id),
     db

@@ -50,6 +50,9 @@ const RANGE_FILTERS = [
   ['minEmployees', 'maxEmployees', companies.employees],
 ] as const;
 
+/** The [lower, upper] parameter pairs of the bounds: the routes check lower ≤ upper with their input. */
+export const RANGE_PARAMETERS = RANGE_FILTERS.map(([low, high]) => [low, high] as const);
+
 /**
  * The company has a listed event (it has markets, markets.ts): an EXISTS probe of events
  * (company_source_id, listing) per company row, so the list's cost does not grow with the events that
@@ -58,13 +61,9 @@ const RANGE_FILTERS = [
 const hasListedEvent = (): SQL =>
   sql`exists (select 1 from ${events} where ${events.companySourceId} = ${companies.sourceId} and ${events.listing} = 'listed')`;
 
+/** The filters as a condition. Bounds out of order (checked with the route's input) match nothing. */
 function filterWhere(f: ListFilters): SQL | undefined {
-  const bounds = RANGE_FILTERS.flatMap(([low, high, column]) => {
-    if (f[low] !== undefined && f[high] !== undefined && f[low]! > f[high]!) {
-      throw new ApiError('BAD_REQUEST', `${low}: must not be greater than ${high}`);
-    }
-    return [f[low] !== undefined ? gte(column, f[low]!) : undefined, f[high] !== undefined ? lte(column, f[high]!) : undefined];
-  });
+  const bounds = RANGE_FILTERS.flatMap(([low, high, column]) => [f[low] !== undefined ? gte(column, f[low]!) : undefined, f[high] !== undefined ? lte(column, f[high]!) : undefined]);
   return and(
     f.industry !== undefined ? keyEq(companies.industryKey, f.industry) : undefined,
     f.country !== undefined ? keyEq(companies.countryKey, f.country) : undefined,

@@ -8,52 +8,13 @@ import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-or
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import { companies, fundingRounds } from '../../db/schema.ts';
-import { ApiError } from '../errors.ts';
+import { decodeCursor, keysetPage, type KeyPart } from '../lib/keyset-cursor.ts';
 import { dateKey } from './history.ts';
-
-// ---- Cursors: opaque to callers, base64url of [sort, ...the last row's sort key]. ----------------
-
-type KeyPart = 'text' | 'int';
-const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,1000}$/;
-const INT_MAX = 2_147_483_647;
-const badCursor = () => new ApiError('BAD_REQUEST', 'cursor: is not a cursor this list gave (pass nextCursor back unchanged, with the same sort)');
-
-export const encodeCursor = (sort: string, key: Array<string | number>) => Buffer.from(JSON.stringify([sort, ...key])).toString('base64url');
-
-/**
- * The sort key a cursor holds, checked part by part against `parts`: a cursor of another list or
- * sort, or an edited one, is a 400 naming `cursor` (never a database error).
- */
-export function decodeCursor(cursor: string, sort: string, parts: KeyPart[]): Array<string | number> {
-  if (!CURSOR_TEXT.test(cursor)) throw badCursor();
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw badCursor();
-  }
-  if (!Array.isArray(value) || value.length !== parts.length + 1 || value[0] !== sort) throw badCursor();
-  const key = value.slice(1);
-  const fits = parts.every((part, i) =>
-    part === 'int'
-      ? Number.isSafeInteger(key[i]) && key[i] >= 0 && key[i] <= INT_MAX
-      : typeof key[i] === 'string' && !/[\u0000-\u001f]/.test(key[i]),
-  );
-  if (!fits) throw badCursor();
-  return key;
-}
-
-/** A page of a keyset list: `limit + 1` rows were read, so a further row means there is a next page. */
-export function keysetPage<T>(rows: T[], limit: number, sort: string, keyOf: (row: T) => Array<string | number>) {
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { page, nextCursor: rows.length > limit && last ? encodeCursor(sort, keyOf(last)) : null };
-}
-
-// ---- Rounds ---------------------------------------------------------------------------------
 
 export const ROUND_SORTS = ['-date', 'date'] as const;
 export type RoundSort = (typeof ROUND_SORTS)[number];
+/** The sort key a rounds cursor holds: (date key, round id). */
+export const ROUND_CURSOR: readonly KeyPart[] = ['text', 'text'];
 
 export interface RoundFilters {
   /** Inclusive days (YYYY-MM-DD); a partial round date counts as its first day. */
@@ -85,10 +46,6 @@ function fromKey(day: string): string {
 }
 
 function roundWhere(f: RoundFilters): SQL | undefined {
-  if (f.minAmount !== undefined && f.maxAmount !== undefined && f.minAmount > f.maxAmount) {
-    throw new ApiError('BAD_REQUEST', 'minAmount: must not be greater than maxAmount');
-  }
-  if (f.from !== undefined && f.to !== undefined && f.from > f.to) throw new ApiError('BAD_REQUEST', 'from: must not be later than to');
   return and(
     f.from !== undefined ? gte(fundingRounds.dateKey, fromKey(f.from)) : undefined,
     f.to !== undefined ? lte(fundingRounds.dateKey, dateKey(f.to)) : undefined,
@@ -128,7 +85,7 @@ const roundColumns = {
  */
 export async function listRounds(db: Db, filters: RoundFilters, page: { sort: RoundSort; limit: number; cursor?: string }) {
   const descending = page.sort === '-date';
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, page.sort, ['text', 'text']);
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, page.sort, ROUND_CURSOR);
   const keyset = after && sql`(${fundingRounds.dateKey}, ${fundingRounds.id}) ${sql.raw(descending ? '<' : '>')} (${after[0]}, ${after[1]})`;
   const order = descending ? [desc(fundingRounds.dateKey), desc(fundingRounds.id)] : [asc(fundingRounds.dateKey), asc(fundingRounds.id)];
   const pageIds = db.select({ id: fundingRounds.id }).from(fundingRounds).where(and(roundWhere(filters), keyset)).orderBy(...order).limit(page.limit + 1);

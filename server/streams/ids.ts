@@ -120,14 +120,23 @@ export function accountId(cursor: AccountCursor): string {
 
 const ACCOUNT_ID = /^(\d{1,15})(?:-(\d{1,15}(?:\.\d{1,15}){0,31}))?$/;
 
-export function parseAccountId(text: string | null | undefined, param = 'lastEventId'): AccountCursor | undefined {
+/** What an account-stream id must look like, for a 400 that names the parameter. */
+export const ACCOUNT_ID_RULE = 'not an id this stream sent (expected <seq> or <seq>-<d>.<d>…)';
+
+/** The cursor an account-stream id names; undefined for "no id" (undefined, null, ''), null for anything else. */
+export function accountCursorOf(text: string | null | undefined): AccountCursor | undefined | null {
   if (text === undefined || text === null || text === '') return undefined;
   const m = ACCOUNT_ID.exec(text);
   const hwm = m ? Number(m[1]) : NaN;
   const deltas = m?.[2] ? m[2].split('.').map(Number) : [];
-  if (!m || !Number.isSafeInteger(hwm) || deltas.some((d) => !(d >= 1 && d <= hwm))) {
-    throw new ApiError('BAD_REQUEST', `${param}: not an id this stream sent (expected <seq> or <seq>-<d>.<d>…)`);
-  }
+  if (!m || !Number.isSafeInteger(hwm) || deltas.some((d) => !(d >= 1 && d <= hwm))) return null;
   const pending = [...new Set(deltas.map((d) => hwm - d))].sort((a, b) => a - b);
   return { hwm, pending: rangesOf(pending) };
+}
+
+/** The cursor an account-stream id names; 400 for anything else (the routes check it with their input first). */
+export function parseAccountId(text: string | null | undefined, param = 'lastEventId'): AccountCursor | undefined {
+  const cursor = accountCursorOf(text);
+  if (cursor === null) throw new ApiError('BAD_REQUEST', `${param}: ${ACCOUNT_ID_RULE}`);
+  return cursor;
 }

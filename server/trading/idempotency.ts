@@ -19,10 +19,10 @@ import type { Db } from '../../db/client.ts';
 import { idempotencyKeys } from '../../db/schema.ts';
 import { ApiError, statusFor, type ErrorCode } from '../errors.ts';
 import { canonicalJson } from '../lib/canonical-json.ts';
+import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE } from '../lib/identifiers.ts';
 import type { TradeHooks } from './buy.ts';
 import type { TradingUser } from './settings.ts';
 
-const KEY = /^[\x21-\x7e]{1,255}$/;
 const RETENTION = sql`interval '24 hours'`;
 /** At most one purge of expired keys per process and database this often. */
 export const PURGE_EVERY_MS = 10 * 60_000;
@@ -98,7 +98,7 @@ export function purgeExpiredKeysOccasionally(db: Db, now = Date.now()): Promise<
 export async function runIdempotent<T>(call: IdempotentCall<T>): Promise<T> {
   const { db, user, key } = call;
   if (key === null) return call.run({});
-  if (!KEY.test(key)) throw new ApiError('BAD_REQUEST', 'Idempotency-Key: must be 1-255 visible ASCII characters');
+  if (!IDEMPOTENCY_KEY.test(key)) throw new ApiError('BAD_REQUEST', `Idempotency-Key: ${IDEMPOTENCY_KEY_RULE}`);
   void purgeExpiredKeysOccasionally(db);
   const requestHash = requestHashOf(call.operation, call.input);
   const whereKey = and(eq(idempotencyKeys.accountId, user.accountId), eq(idempotencyKeys.userId, user.userId), eq(idempotencyKeys.key, key));

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
+import { refundCharge } from '../../server/accounts/billing.ts';
 import { exportMeteredUsage, LEASE_MS, settleMs, startMeterExporter, type MeterExportOptions } from '../../server/billing/meter-export.ts';
 import { rowsOf } from '../../server/billing/meter-delivery.ts';
 import { createTestApp, TEST_ENV, type TestApp } from '../harness/app.ts';
@@ -197,6 +198,29 @@ test('a row is exported once it is older than the settle time; a refund within i
   // Two batches for minute 0, two events whose values add up to the minute's usage.
   expect(standin.events.map((e) => e.value)).toEqual([50, 70]);
   expect(await batchesPerMinute()).toEqual(new Map([[`${a.accountId}|${T0 / 1000}`, 2]]));
+  expectExact();
+});
+
+test('a provisional unit (a thousand of a company export not written yet) waits: exported once its stream confirms it, never once refunded', async () => {
+  const a = await account('metered', 'cus_a');
+  await use(a, at(0), 50);
+  await use(a, at(0), 70);
+  const written = `use_${seq}`;
+  await use(a, at(0), 90);
+  const unwritten = `use_${seq}`;
+  await t.database.db.execute(sql`update usage_records set provisional_until = now() + interval '5 minutes' where id in (${written}, ${unwritten})`);
+
+  clock = at(SETTLE + 1); // all three are old enough; only the ordinary one goes
+  let s = await pass();
+  expect(s).toMatchObject({ usageRows: 1, rowsWritten: 1, delivered: 1 });
+  expect(standin.events.map((e) => e.value)).toEqual([50]);
+
+  await t.database.db.execute(sql`update usage_records set provisional_until = null where id = ${written}`); // the stream wrote its rows
+  await refundCharge(t.database.db, { usageId: unwritten, accountId: a.accountId, costMicros: 90 }, true); // the stream ended before it
+  usage = usage.filter((u) => u.cost !== 90);
+  s = await pass();
+  expect(s).toMatchObject({ usageRows: 1, rowsWritten: 1, delivered: 1 });
+  expect(standin.events.map((e) => e.value)).toEqual([50, 70]);
   expectExact();
 });
 

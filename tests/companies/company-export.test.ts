@@ -10,6 +10,9 @@ import { loadDataset } from '../../seeds/company-dataset.ts';
 import { billingSummary } from '../../server/accounts/billing.ts';
 import type { CompanyRecord } from '../../server/companies/company-schema.ts';
 import { EXPORT_BATCH_ROWS, exportFile, ROWS_PER_UNIT } from '../../server/companies/export.ts';
+import { refundLapsedUnits } from '../../server/billing/lapsed-units.ts';
+import { resultRows } from '../../db/prepared.ts';
+import { sql } from 'drizzle-orm';
 import { upsertCompanies } from '../../server/companies/store.ts';
 import { parseCsv } from '../../server/lib/csv.ts';
 import { createTestApp, DASHBOARD_KEY, json, trpcClient, type TestApp } from '../harness/app.ts';
@@ -286,7 +289,8 @@ describe('a dataset of several thousand rows (each started thousand is one more 
   let big: TestApp;
   let rows: number;
   beforeAll(async () => {
-    big = await createTestApp();
+    // A short unit lease, so that a stalled reader's units lapse within the test (nothing here waits on it otherwise).
+    big = await createTestApp({ UNIT_LEASE_MS: '1000' });
     // Two more copies of every company (new sourceIds), through the import's own upsert.
     const copies = [1, 2].flatMap((n) => dataset.map((r) => ({ ...r, sourceId: `${r.sourceId}-copy-${n}`.slice(0, 128) })));
     await upsertCompanies(big.database.db, copies);
@@ -327,5 +331,110 @@ describe('a dataset of several thousand rows (each started thousand is one more 
     const narrow = await get(big, `${EXPORT}?minValuation=${Number.MAX_SAFE_INTEGER}`, short.headers);
     expect(narrow.status).toBe(200);
     expect(micros(narrow.headers.get('x-request-cost-usd'))).toBe(rateMicros);
+  });
+
+  /** The response as the server hands it over (the harness's check against /openapi.json would read the whole body first). */
+  const rawGet = async (path: string, headers: Record<string, string>) => {
+    const mode = process.env.RESPONSE_VALIDATION;
+    process.env.RESPONSE_VALIDATION = 'off';
+    try {
+      return await get(big, path, headers);
+    } finally {
+      if (mode === undefined) delete process.env.RESPONSE_VALIDATION;
+      else process.env.RESPONSE_VALIDATION = mode;
+    }
+  };
+  /** The account's units still provisional (reserved, not yet kept or refunded). */
+  const provisional = async (account: FundedAccount) =>
+    Number((await big.database.db.execute(sql`select count(*)::int as n from usage_records where account_id = ${account.accountId} and provisional_until is not null`).then(resultRows<{ n: number }>))[0]!.n);
+  /** The export's units the account paid for good (read without a billed call). */
+  const kept = async (account: FundedAccount) =>
+    Number((await big.database.db.execute(sql`select count(*)::int as n from usage_records where account_id = ${account.accountId} and path = ${EXPORT} and provisional_until is null`).then(resultRows<{ n: number }>))[0]!.n);
+  /** Waits until the stream has settled its units (the refunds of a cancelled stream run after the cancel). */
+  const settled = async (account: FundedAccount) => {
+    for (const deadline = Date.now() + 10_000; (await provisional(account)) > 0; ) {
+      if (Date.now() > deadline) throw new Error('the export never settled its units');
+      await Bun.sleep(20);
+    }
+  };
+  /** Reads the first chunk of an export, then cancels: the records received. */
+  const firstChunk = async (path: string, account: FundedAccount) => {
+    const res = await rawGet(path, account.headers);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    await reader.cancel();
+    return { records: ndjsonOf(new TextDecoder().decode(value)), charged: micros(res.headers.get('x-request-cost-usd')) };
+  };
+
+  test('a reader that stops after the first chunk keeps only the thousands written: the rest is refunded, usage and balance agree', async () => {
+    const payer = await fundedAccount(big, { usd: 5 });
+    const before = await balanceOf(big, payer);
+    const units = Math.ceil(rows / ROWS_PER_UNIT);
+    const { records, charged } = await firstChunk(EXPORT, payer);
+    expect(records).toHaveLength(EXPORT_BATCH_ROWS);
+    expect(charged).toBe(units * rateMicros); // reserved in full before the first byte
+    await settled(payer);
+    const paid = await kept(payer);
+    // The stream writes at most a batch or two ahead of its reader: the first unit, perhaps the second.
+    expect(paid).toBeGreaterThanOrEqual(1);
+    expect(paid).toBeLessThanOrEqual(2);
+    expect(paid).toBeLessThan(units);
+    expect(await balanceOf(big, payer)).toBe(before - paid * rateMicros);
+    expect(await billingSummary(big.database.db, payer.accountId)).toMatchObject({ usageCount: paid, usageCostMicros: paid * rateMicros });
+  });
+
+  test('afterId continues a cut export: together the two files hold every company once, billed for what each wrote', async () => {
+    const payer = await fundedAccount(big, { usd: 5 });
+    const before = await balanceOf(big, payer);
+    const first = await firstChunk(EXPORT, payer);
+    await settled(payer);
+    const lastId = first.records.at(-1).id;
+    const rest = await get(big, `${EXPORT}?afterId=${lastId}`, payer.headers);
+    expect(rest.status).toBe(200);
+    const remaining = ndjsonOf(await rest.text());
+    expect(micros(rest.headers.get('x-request-cost-usd'))).toBe(Math.ceil(remaining.length / ROWS_PER_UNIT) * rateMicros);
+    const ids = [...first.records, ...remaining].map((r) => r.id);
+    expect(ids).toHaveLength(rows);
+    expect(new Set(ids).size).toBe(rows);
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
+    await settled(payer);
+    const spent = before - (await balanceOf(big, payer));
+    expect(spent).toBe((await kept(payer)) * rateMicros);
+    // Cut once, the whole file cost at most one unit more than reading it in one go.
+    expect(spent).toBeLessThanOrEqual((Math.ceil(rows / ROWS_PER_UNIT) + 1) * rateMicros);
+  });
+
+  test('a reader that stalls past UNIT_LEASE_MS: the lapsed-units job refunds what was not written, and the file ends with an error', async () => {
+    const payer = await fundedAccount(big, { usd: 5 });
+    const before = await balanceOf(big, payer);
+    const res = await rawGet(EXPORT, payer.headers);
+    const reader = res.body!.getReader();
+    let received = ndjsonOf(new TextDecoder().decode((await reader.read()).value)).length;
+    expect(await provisional(payer)).toBeGreaterThan(0); // the stream is waiting for its reader, units unwritten
+    // The reader stalls until every unwritten unit has lapsed (the lease counts from the stream's last write).
+    for (const deadline = Date.now() + 10_000; ; await Bun.sleep(50)) {
+      const [row] = await big.database.db.execute(sql`select bool_and(provisional_until < now()) as lapsed from usage_records where account_id = ${payer.accountId} and provisional_until is not null`).then(resultRows<{ lapsed: boolean }>);
+      if (row!.lapsed) break;
+      if (Date.now() > deadline) throw new Error('the units never lapsed');
+    }
+    expect(await refundLapsedUnits(big.services)).toBeGreaterThan(0);
+    expect(await provisional(payer)).toBe(0);
+    const paid = await kept(payer);
+    expect(paid).toBeLessThan(Math.ceil(rows / ROWS_PER_UNIT));
+    // What was written before the stall can still be read; then the stream stops instead of writing unpaid rows.
+    const ended = await (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return 'closed';
+        received += ndjsonOf(new TextDecoder().decode(value)).length;
+      }
+    })().catch((error) => error);
+    expect(ended).toBeInstanceOf(Error);
+    expect(received).toBeLessThanOrEqual(paid * ROWS_PER_UNIT);
+    expect(received).toBeLessThan(rows);
+    await settled(payer); // the stream's own settlement finds nothing left to refund
+    expect(await kept(payer)).toBe(paid);
+    expect(await balanceOf(big, payer)).toBe(before - paid * rateMicros);
   });
 });

@@ -194,5 +194,5 @@ describe('import', () => {
     const refused = Bun.spawn([process.execPath, 'server/commands/import-companies.ts', file], { env: { PATH: process.env.PATH!, DATA_DIR: dataDir }, stdout: 'pipe' });
     expect(await refused.exited).toBe(1);
     expect(await new Response(refused.stdout).text()).toContain('line 1: name: ');
-  }, 30_000);
+  }, 60_000); // two processes, the first on a fresh PGlite directory (initdb alone takes several seconds on a loaded machine)
 });

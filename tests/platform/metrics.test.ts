@@ -335,7 +335,7 @@ describe('METRICS_PORT', () => {
       expect(total(samples, 'preipo_http_requests_total', { route: 'GET /api/pricing', status: '200', transport: 'rest' })).toBe(1);
       // The background jobs a default start runs (deposits and the Stripe export are off without their settings).
       const jobs = samples.filter((s) => s.name === 'preipo_job_lag_seconds').map((s) => s.labels.job!).sort();
-      expect(jobs).toEqual(['balance_low', 'candle_prune', 'candle_write', 'market_record', 'settlement', 'webhook_delivery']);
+      expect(jobs).toEqual(['balance_low', 'candle_prune', 'candle_write', 'lapsed_units', 'market_record', 'settlement', 'webhook_delivery']);
       for (const job of jobs) expect(find(samples, 'preipo_job_lag_seconds', { job })!.value).toBeGreaterThanOrEqual(0);
       expect(find(samples, 'process_resident_memory_bytes')!.value).toBeGreaterThan(0);
 

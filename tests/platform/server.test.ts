@@ -113,7 +113,7 @@ describe('a running server', () => {
 
     expect(await server.stop('SIGTERM')).toBe(0);
     expect(server.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
-  }, 30_000);
+  }, 60_000); // a fresh PGlite directory: initdb alone takes several seconds on a loaded machine
 
   test('a Host header that is not a host is a 400 in our error shape; a host like api.example.com is just a host', async () => {
     const server = await startServer({ DATA_DIR: ':memory:' });

@@ -13,9 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { openDatabase, type Database } from '../../db/client.ts';
 import { webhookDeliveries } from '../../db/schema.ts';
-import { seedDatabase } from '../../seeds/index.ts';
 import { creditAccount, ensureAccount } from '../../server/accounts/accounts.ts';
 import { createApiKey } from '../../server/accounts/api-keys.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -23,7 +21,7 @@ import { createLogger } from '../../server/lib/logger.ts';
 import { MemoryRateLimiter } from '../../server/platform/ratelimit/rate-limiter.ts';
 import { createServices } from '../../server/platform/services.ts';
 import { createWebhook, sendTestEvent } from '../../server/webhooks/service.ts';
-import { engine, freshDatabase, type TestDatabase } from '../harness/databases.ts';
+import { handedOverDatabase, type HandedOverDatabase } from '../harness/handed-over-database.ts';
 import { freePort, startServer, type RunningServer } from '../harness/server-process.ts';
 import { startReceiver, verifyWith, type WebhookReceiver } from '../harness/webhook-receiver.ts';
 
@@ -34,8 +32,7 @@ const TIMEOUT_MS = 1000;
 const mainRunsWorker = readFileSync(join(root, 'server/main.ts'), 'utf8').includes('startWebhookWorker');
 
 let scratch: string;
-let dataDir: string | undefined;
-let pg: TestDatabase | undefined;
+let database: HandedOverDatabase;
 let receiver: WebhookReceiver;
 
 const env = () => ({
@@ -45,12 +42,8 @@ const env = () => ({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   WEBHOOK_INTERVAL_MS: '50',
   WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-  ...(pg ? { DATABASE_URL: pg.url! } : { DATA_DIR: dataDir! }),
+  ...database.env,
 });
-const open = async (): Promise<Database> => pg ?? openDatabase({ kind: 'pglite', dataDir: dataDir! });
-const done = async (db: Database) => {
-  if (!pg) await db.close();
-};
 
 /** The stand-in for server/main.ts: the same parts, wired the same way. */
 const CHILD = `
@@ -93,24 +86,19 @@ beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'pipo-webhooks-crash-'));
   writeFileSync(join(scratch, 'server-with-worker.ts'), CHILD);
   receiver = startReceiver();
-  if (engine === 'postgres') pg = await freshDatabase();
-  else dataDir = join(scratch, 'data');
-  const db = await open();
-  if (!pg) {
-    await db.migrate();
-    await seedDatabase(db.db, createLogger('silent'));
-  }
-  const services = createServices({ config: loadConfig(env()), database: db, rateLimiter: new MemoryRateLimiter(), logger: createLogger('silent') });
-  await ensureAccount(db.db, 'webhook-crash');
-  await creditAccount(db.db, { accountId: 'webhook-crash', amountMicros: 10_000_000, reference: 'crash' });
-  apiKey = (await createApiKey(db.db, { accountId: 'webhook-crash', name: 'reader' })).key;
-  hook = await createWebhook(services, 'webhook-crash', { url: `${receiver.url}/crash`, events: ['order.filled'] });
-  deliveryId = (await sendTestEvent(db.db, 'webhook-crash', hook.id)).id;
-  await done(db);
+  database = await handedOverDatabase(scratch);
+  await database.use(async (db) => {
+    const services = createServices({ config: loadConfig(env()), database: db, rateLimiter: new MemoryRateLimiter(), logger: createLogger('silent') });
+    await ensureAccount(db.db, 'webhook-crash');
+    await creditAccount(db.db, { accountId: 'webhook-crash', amountMicros: 10_000_000, reference: 'crash' });
+    apiKey = (await createApiKey(db.db, { accountId: 'webhook-crash', name: 'reader' })).key;
+    hook = await createWebhook(services, 'webhook-crash', { url: `${receiver.url}/crash`, events: ['order.filled'] });
+    deliveryId = (await sendTestEvent(db.db, 'webhook-crash', hook.id)).id;
+  });
 }, 60_000);
 afterAll(async () => {
   receiver?.stop();
-  await pg?.close();
+  await database?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -125,9 +113,7 @@ test(`kill -9 mid-delivery (${mainRunsWorker ? 'server/main.ts' : 'a server proc
     receiver.release(200); // the connection died with the process: nobody reads this answer
 
     // Nothing was recorded: the delivery is pending, still leased to the dead process, never attempted.
-    const db = await open();
-    const [row] = await db.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
-    await done(db);
+    const [row] = await database.use((db) => db.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)));
     expect([row!.status, row!.attempts, row!.leaseOwner !== null]).toEqual(['pending', 0, true]);
 
     receiver.answer = () => 200;

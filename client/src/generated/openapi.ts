@@ -541,7 +541,7 @@ export interface paths {
         };
         /**
          * Export the filtered companies as NDJSON or CSV (full records, streamed)
-         * @description Every company the filters match (the same filters as GET /api/private-companies), once each, in id order, as its full record (the detail of GET /api/private-companies/{id}, without markets), streamed as it is read: NDJSON (one JSON object per line) or CSV (a header row of the field names, then a row per company; lists and objects as their JSON text, null as an empty cell; RFC 4180 quoting, CRLF line ends). Content-Disposition names the file companies-<date>.<format>. Billed at the private-company rate (ten times the standard rate) per started 1,000 rows, at least once: the matching rows are counted and the whole cost charged before the first byte (402 when the balance does not cover it, and nothing is streamed). Over REST only: the tRPC procedure is refused (400).
+         * @description Every company the filters match (the same filters as GET /api/private-companies), once each, in id order, as its full record (the detail of GET /api/private-companies/{id}, without markets), streamed as it is read: NDJSON (one JSON object per line) or CSV (a header row of the field names, then a row per company; lists and objects as their JSON text, null as an empty cell; RFC 4180 quoting, CRLF line ends). Content-Disposition names the file companies-<date>.<format>. Billed at the private-company rate (ten times the standard rate) per started 1,000 rows, at least once: the matching rows are counted and the whole cost reserved before the first byte (402 when the balance does not cover it, and nothing is streamed; X-Request-Cost-USD states it). The rows are paid as they are written: a file cut short (the reader went away, the connection or the server failed) keeps only the thousands started and the rest is refunded — at once, or after a crash within UNIT_LEASE_MS (5 minutes by default); continue it with afterId, the id of the last company received, billed for the rows that remain. Over REST only: the tRPC procedure is refused (400).
          */
         get: operations["companyExport-get"];
         put?: never;
@@ -6996,6 +6996,8 @@ export interface operations {
             query?: {
                 /** @description ndjson (default): one JSON object per line; csv: a header row of the field names, then one row per company (lists and objects as JSON text), RFC 4180 */
                 format?: "ndjson" | "csv";
+                /** @description Only companies with a higher id: to continue an export that was cut short, the id of the last company received (rows come in id order). Billed for the rows it matches */
+                afterId?: number;
                 /** @description Exact industry, case-insensitive (GET /api/private-companies/industries lists them) */
                 industry?: string;
                 /** @description Exact headquarters country, case-insensitive (GET /api/private-companies/countries lists them) */

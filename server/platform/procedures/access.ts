@@ -23,6 +23,7 @@ import { inspectInput } from './input-inspection.ts';
 import { authenticate, authFailed, keyCheckOf, refuseBlockedClient } from './key-gate.ts';
 import { applyDecision, applyRateLimit, takeToken } from './rate-limits.ts';
 import { admitSession, refuseCrossSite, usesSession } from './session-gate.ts';
+import { idempotencyKeyOf } from './idempotency-key.ts';
 import { userIdOf } from './user-id.ts';
 import type { Admission, Gate, GateCall } from './definition.ts';
 import type { Units } from './meta.ts';
@@ -108,6 +109,7 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
   try {
     inspectInput(call.rawInput);
     if (rule.needsUser) userId = userIdOf(ctx, call.rawInput);
+    if (call.meta.idempotent) idempotencyKeyOf(ctx, call.rawInput);
     await call.parseInput?.();
   } catch (callerError) {
     await authenticate(ctx, check, key); // 401 first when the key is not valid either
@@ -138,7 +140,7 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
  * written, in ONE database round trip (admitBilledRequest). A lost answer (the database went away)
  * may still have charged: that charge is refunded once the database answers.
  */
-async function reserve(call: GateCall, tier: PriceTier, payer: Payer): Promise<Reserved> {
+async function reserve(call: GateCall, tier: PriceTier, payer: Payer, provisionalSeconds?: number): Promise<Reserved> {
   const { ctx, path } = call;
   ctx.billing.billable = true;
   const usageId = newId('use');
@@ -153,6 +155,7 @@ async function reserve(call: GateCall, tier: PriceTier, payer: Payer): Promise<R
       requestId: ctx.requestId,
       synchronousCommit: billingCommitsSynchronously(ctx.services.config.billingSynchronousCommit, ctx.services.database.kind),
       usageId,
+      provisionalSeconds,
     }, (accountId) => (ctx.logFields.accountId = accountId));
   } catch (error) {
     if (!(error instanceof ApiError)) ctx.services.refunds.refundLater({ usageId, accountId: '', costMicros: 0 });
@@ -174,6 +177,7 @@ async function admitSessionCall(call: GateCall, rule: BilledRule): Promise<Admit
   await admitSession(call, rule.bucket, () => {
     refuseCrossSite(call.ctx);
     if (rule.needsUser) userId = userIdOf(call.ctx, call.rawInput);
+    if (call.meta.idempotent) idempotencyKeyOf(call.ctx, call.rawInput);
   });
   const payer = { sessionHash: sessionTokenHash(sessionToken(call.ctx.headers.get('cookie'))!) };
   return { ...(await reserve(call, rule.tier, payer)), userId, payer };
@@ -184,8 +188,9 @@ async function admitSessionCall(call: GateCall, rule: BilledRule): Promise<Admit
  * the same payer by the same one-statement admission as the first (admitBilledRequest: the balance
  * debited only where it covers the unit, a metered account's month and a capped key's window
  * counted, a usage row per unit), before the handler runs. All or nothing: a refusal of any unit
- * (402) or of the count returns every unit taken, so the call is either charged in full before its
- * first byte or costs nothing.
+ * (402) or of the count returns every unit taken, so the call can pay for its whole answer before its
+ * first byte or costs nothing. The further units are provisional (UNIT_LEASE_MS): the handler keeps
+ * those it writes and refunds the rest (accounts/unit-charges.ts); a crash leaves them to lapse.
  */
 async function reserveUnits(call: GateCall, tier: PriceTier, first: Admitted, units: Units): Promise<Charge[]> {
   const { ctx } = call;
@@ -193,7 +198,8 @@ async function reserveUnits(call: GateCall, tier: PriceTier, first: Admitted, un
   try {
     const count = await units({ ctx, input: await call.parseInput?.() });
     if (!Number.isSafeInteger(count) || count < 1) throw new Error(`${call.path}: its units must be a whole number of at least 1 (got ${count})`);
-    for (let unit = 1; unit < count; unit++) charges.push((await reserve(call, tier, first.payer)).charge);
+    const provisionalSeconds = Math.ceil(ctx.services.config.unitLeaseMs / 1000);
+    for (let unit = 1; unit < count; unit++) charges.push((await reserve(call, tier, first.payer, provisionalSeconds)).charge);
     return charges;
   } catch (error) {
     for (const charge of charges) {
@@ -228,7 +234,7 @@ export const billedByKey = (tier: PriceTier): Gate => async (call) => {
   const rule: BilledRule = { tier, bucket: 'key', needsUser: false };
   const admitted = usesSession(call, presentedKey(call.ctx)) ? await admitSessionCall(call, rule) : await admit(call, rule);
   const charges = call.meta.units ? await reserveUnits(call, tier, admitted, call.meta.units) : [admitted.charge];
-  return billed(call.ctx, charges, { principal: admitted.principal });
+  return billed(call.ctx, charges, { principal: admitted.principal, charges });
 };
 
 /** x-api-key (or a session, where the meta allows) + a user id (trading); every trading query filters by (account, user id). */

@@ -4,6 +4,7 @@
  * each gives its handlers is what its gate adds.
  */
 import type { KeyPrincipal } from '../../accounts/api-keys.ts';
+import type { Charge } from '../../accounts/billing.ts';
 import type { Session } from '../../auth/sessions.ts';
 import { billedByKey, billedForUser, dashboard, open, sessionOnly } from './access.ts';
 import { baseProcedure, userBaseProcedure } from './builder.ts';
@@ -19,11 +20,17 @@ export const publicProcedure = baseProcedure({ gate: open, meta: { access: 'publ
  */
 export const marketDataProcedure = baseProcedure({ gate: open, meta: { access: 'public' }, answersPerSnapshot: true });
 
+/**
+ * What a key route's handler knows of its call: who pays, and what the call was charged (one charge,
+ * or a call priced in units' every unit, the first paid and the rest provisional: accounts/unit-charges.ts).
+ */
+type KeyCall = { principal: KeyPrincipal; charges: readonly Charge[] };
+
 /** x-api-key (or ?apiKey=), billed at the account's standard rate. */
-export const apiKeyProcedure = baseProcedure<{ principal: KeyPrincipal }>({ gate: billedByKey('standard'), meta: { access: 'key', billing: 'standard' } });
+export const apiKeyProcedure = baseProcedure<KeyCall>({ gate: billedByKey('standard'), meta: { access: 'key', billing: 'standard' } });
 
 /** x-api-key, billed at ten times the standard rate (private-company data). */
-export const companyDataProcedure = baseProcedure<{ principal: KeyPrincipal }>({ gate: billedByKey('premium'), meta: { access: 'key', billing: 'premium' } });
+export const companyDataProcedure = baseProcedure<KeyCall>({ gate: billedByKey('premium'), meta: { access: 'key', billing: 'premium' } });
 
 /** x-api-key and a trading user (x-user-id or the input's `userId`), billed at the standard rate. */
 export const userProcedure = userBaseProcedure<{ principal: KeyPrincipal; user: TradingUser }>({ gate: billedForUser('key'), meta: { access: 'user', billing: 'standard' } });

@@ -1,0 +1,2 @@
+ALTER TABLE "usage_records" ADD COLUMN "provisional_until" timestamp with time zone;--> statement-breakpoint
+CREATE INDEX "usage_records_provisional_idx" ON "usage_records" USING btree ("provisional_until") WHERE "usage_records"."provisional_until" is not null;
