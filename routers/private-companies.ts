@@ -134,7 +134,7 @@ export const privateCompaniesRouter = router({
         tags: TAGS,
         summary: 'Filtered, paginated list of companies (condensed)',
         description:
-          'Companies of the curated dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive; hasMarket keeps the companies with, or without, a listed valuation event), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.',
+          'Companies of the dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive; hasMarket keeps the companies with, or without, a listed valuation event), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.',
       },
     })
     .input(

@@ -6,7 +6,7 @@
  * order (curated, then sources by priority, rows by key), so the result is the same on every run.
  */
 import type { CompanyRecord } from '../../server/companies/company-schema.ts';
-import { domainOf, fold } from '../../server/companies/names.ts';
+import { domainOf, fold, slug } from '../../server/companies/names.ts';
 import type { SourceManifest, SourceRow } from './source-row.ts';
 
 export interface Part {
@@ -55,12 +55,7 @@ export function looseKey(name: string): string {
 }
 
 /** A record's slug: lowercase a-z, 0-9 and -, at most 100 characters. */
-export const slugOf = (text: string) =>
-  fold(text)
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 100)
-    .replace(/-+$/, '') || 'company';
+export const slugOf = (text: string) => slug(text, 100) || 'company';
 
 /** Domains that many companies share (site builders, social networks): never evidence of identity. */
 const SHARED_HOSTS = /(^|\.)(github\.io|notion\.site|linkedin\.com|facebook\.com|medium\.com|google\.com|wixsite\.com|webflow\.io|vercel\.app|carrd\.co|substack\.com|twitter\.com|x\.com|instagram\.com|apple\.com|angel\.co|crunchbase\.com|ycombinator\.com)$/;

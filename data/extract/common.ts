@@ -995,6 +995,40 @@ export function summarise(id: string, rows: SourceRow[], notes: Record<string, n
 // ---------------------------------------------------------------------------------------------
 // Wikipedia "List of unicorn startup companies" tables (current + former), as scraped to CSV upstream
 
+/**
+ * Rows of one list that name the same company twice (the same `keyOf`, and `same` holds for the whole
+ * group: e.g. two valuation rounds listed apart): one row in the first one's place, with every row's
+ * aliases, the first industry given and every distinct valuation; counted in notes.mergedDuplicateRows.
+ */
+export function mergeRepeatedRows<T extends { name: string; aliases: string[]; industry: SourceRow['industry']; valuations: SourceValuation[] }>(
+  parsed: T[],
+  keyOf: (p: T) => string,
+  same: (group: T[]) => boolean,
+  notes: Record<string, number>,
+): T[] {
+  const groups = new Map<string, T[]>();
+  for (const p of parsed) groups.set(keyOf(p), [...(groups.get(keyOf(p)) ?? []), p]);
+  const merged: T[] = [];
+  for (const p of parsed) {
+    const group = groups.get(keyOf(p))!;
+    if (!(group.length > 1 && same(group))) {
+      merged.push(p);
+      continue;
+    }
+    if (group[0] !== p) continue;
+    notes.mergedDuplicateRows! += group.length - 1;
+    const vals = new Map<string, SourceValuation>();
+    for (const q of group) for (const v of q.valuations) vals.set(`${v.date}|${v.valuationUsd}|${v.basis}`, v);
+    merged.push({
+      ...p,
+      aliases: dedupeAliases(p.name, group.flatMap((q) => q.aliases)),
+      industry: group.map((q) => q.industry).find((x) => x) ?? null,
+      valuations: [...vals.values()],
+    });
+  }
+  return merged;
+}
+
 export const WIKIPEDIA_UNICORNS_URL = 'https://en.wikipedia.org/wiki/List_of_unicorn_startup_companies';
 export const WIKIPEDIA_LICENCE = 'Wikipedia text CC BY-SA 4.0; facts only (valuation, date, country, industry), no sentences';
 
@@ -1166,30 +1200,12 @@ export function extractWikipediaUnicorns(cfg: WikipediaSnapshot): void {
   });
 
   // The same company listed twice in one table (two valuation rounds, same country): one row.
-  const merged: WikiParsed[] = [];
-  const byGroup = new Map<string, WikiParsed[]>();
-  for (const p of parsed) {
-    const g = `${p.listIndex}|${slug(p.name)}`;
-    byGroup.set(g, [...(byGroup.get(g) ?? []), p]);
-  }
-  for (const p of parsed) {
-    const group = byGroup.get(`${p.listIndex}|${slug(p.name)}`)!;
-    const sameCompany = group.length > 1 && group.every((q) => q.country === group[0]!.country && q.status === group[0]!.status && q.companyType === group[0]!.companyType);
-    if (!sameCompany) {
-      merged.push(p);
-      continue;
-    }
-    if (group[0] !== p) continue;
-    notes.mergedDuplicateRows! += group.length - 1;
-    const vals = new Map<string, SourceValuation>();
-    for (const q of group) for (const v of q.valuations) vals.set(`${v.date}|${v.valuationUsd}|${v.basis}`, v);
-    merged.push({
-      ...p,
-      aliases: dedupeAliases(p.name, group.flatMap((q) => q.aliases)),
-      industry: group.map((q) => q.industry).find((x) => x) ?? null,
-      valuations: [...vals.values()],
-    });
-  }
+  const merged = mergeRepeatedRows(
+    parsed,
+    (p) => `${p.listIndex}|${slug(p.name)}`,
+    (group) => group.every((q) => q.country === group[0]!.country && q.status === group[0]!.status && q.companyType === group[0]!.companyType),
+    notes,
+  );
 
   const keys = uniqueKeys(
     merged.map((p) => ({ base: slug(p.name) || 'company', name: p.name, id: `${p.listIndex}-${String(p.rowIndex).padStart(5, '0')}` })),

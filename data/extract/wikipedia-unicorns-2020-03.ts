@@ -23,6 +23,7 @@ import {
   billionsToUsd,
   dedupeAliases,
   gitShow,
+  mergeRepeatedRows,
   parseHumanDate,
   singleCountry,
   slug,
@@ -134,26 +135,7 @@ export function extractWikipediaListRows(cfg: ListSnapshot): void {
   });
 
   // The same company listed twice (same name and country, e.g. Icertis in March 2020): one row.
-  const groups = new Map<string, Parsed[]>();
-  for (const p of parsed) groups.set(slug(p.name), [...(groups.get(slug(p.name)) ?? []), p]);
-  const merged: Parsed[] = [];
-  for (const p of parsed) {
-    const group = groups.get(slug(p.name))!;
-    if (!(group.length > 1 && group.every((q) => q.country === group[0]!.country))) {
-      merged.push(p);
-      continue;
-    }
-    if (group[0] !== p) continue;
-    notes.mergedDuplicateRows! += group.length - 1;
-    const vals = new Map<string, SourceValuation>();
-    for (const q of group) for (const v of q.valuations) vals.set(`${v.date}|${v.valuationUsd}|${v.basis}`, v);
-    merged.push({
-      ...p,
-      aliases: dedupeAliases(p.name, group.flatMap((q) => q.aliases)),
-      industry: group.map((q) => q.industry).find((x) => x) ?? null,
-      valuations: [...vals.values()],
-    });
-  }
+  const merged = mergeRepeatedRows(parsed, (p) => slug(p.name), (group) => group.every((q) => q.country === group[0]!.country), notes);
 
   const keys = uniqueKeys(merged.map((p) => ({ base: slug(p.name) || 'company', name: p.name, id: String(p.index).padStart(5, '0') })));
   const rows: SourceRow[] = merged.map((p, i) => ({

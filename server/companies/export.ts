@@ -67,10 +67,14 @@ function recordFields(): string[] {
 /**
  * One CSV cell (RFC 4180): null is an empty cell, an empty text `""` (so the two stay apart), lists
  * and objects their JSON text; a cell holding a comma, a quote, CR or LF is quoted, quotes doubled.
+ * A text that a spreadsheet would run as a formula (it starts with = + - @, a tab or CR) gets a
+ * leading `'`, as OWASP advises for CSV files opened in Excel or Sheets: a company name is data, never
+ * a formula. Numbers are written as they are.
  */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const written = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${written}` : written;
   if (text === '') return '""';
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

@@ -7,7 +7,7 @@ import { inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companyInvestors, companyNames, fundingRounds, investors, type StoredFigureSource } from '../../db/schema.ts';
 import { dateKey, roundsOf } from './history.ts';
-import { namesOf } from './names.ts';
+import { namesOf, slug } from './names.ts';
 import type { Company } from './queries.ts';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
@@ -22,14 +22,7 @@ export interface InvestorFact {
 }
 
 /** The investor's stable id: its name as a slug (`Sequoia Capital` → `sequoia-capital`). */
-export const investorSlug = (name: string) =>
-  name
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 120);
+export const investorSlug = (name: string) => slug(name, 120);
 
 const BATCH = 500;
 

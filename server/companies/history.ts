@@ -31,7 +31,11 @@ export function sourceOf(company: Sourced, ref: string | null | undefined, asOf:
   return { id: entry.id, url: entry.url ?? null, asOf };
 }
 
-const slug = (text: string) =>
+/**
+ * A round type as the last part of its round id. Not names.ts `slug`: round ids are published and
+ * stay as they were first given (this one keeps accents' letters apart and may end in '-' at the cut).
+ */
+const roundSlug = (text: string) =>
   text
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
@@ -59,7 +63,7 @@ export function roundsOf(company: RoundSubject) {
   const history: FundingRound[] = [...(company.fundingHistory ?? [])].sort(byDate);
   const seen = new Map<string, number>();
   return history.map((round, i) => {
-    const base = `${company.sourceId}:${round.date}:${slug(round.roundType ?? 'round')}`;
+    const base = `${company.sourceId}:${round.date}:${roundSlug(round.roundType ?? 'round')}`;
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
     const last = i === history.length - 1;

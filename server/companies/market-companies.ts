@@ -11,7 +11,7 @@ import { and, asc, eq, lte } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies, companyNames } from '../../db/schema.ts';
 import { bumpDatasetVersion } from './aggregate-cache.ts';
-import { nameForm, NAME_KIND, namesOf } from './names.ts';
+import { nameForm, NAME_KIND, namesOf, slug } from './names.ts';
 
 export interface MarketCompany {
   /** The company as the market names it ("SpaceX"). */
@@ -20,13 +20,7 @@ export interface MarketCompany {
   venueEventSlug: string | null;
 }
 
-const sourceIdFor = (name: string) =>
-  `market-${name
-    .normalize('NFKD')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 80) || 'company'}`;
+const sourceIdFor = (name: string) => `market-${slug(name, 80) || 'company'}`;
 
 /** The matching record's source id, or a new record's. */
 export async function companyForMarket(db: Db, market: MarketCompany): Promise<string> {

@@ -13,6 +13,19 @@ export function fold(text: string): string {
     .trim();
 }
 
+/**
+ * A name as a part of an id (an investor's slug, a built record's or a market company's sourceId):
+ * folded, every run of anything but a-z and 0-9 one `-`, at most `max` characters, no `-` at either
+ * end; '' when nothing is left.
+ */
+export function slug(text: string, max: number): string {
+  return fold(text)
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, max)
+    .replace(/-+$/, '');
+}
+
 /** A legal-form suffix ("Stripe, Inc." → "Stripe"): a registered name that only adds one is no other name. */
 const LEGAL_SUFFIX = /[,\s]+(inc|incorporated|llc|l\.l\.c|ltd|limited|corp|corporation|co|gmbh|ag|s\.?a|s\.?a\.?s|plc|b\.?v|n\.?v|pte\.? ltd|pty\.? ltd|oy|ab|s\.?r\.?l|s\.?p\.?a|se)\.?$/;
 

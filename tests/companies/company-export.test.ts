@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { loadDataset } from '../../seeds/company-dataset.ts';
 import { billingSummary } from '../../server/accounts/billing.ts';
 import type { CompanyRecord } from '../../server/companies/company-schema.ts';
-import { EXPORT_BATCH_ROWS, exportFile, ROWS_PER_UNIT } from '../../server/companies/export.ts';
+import { csvCell, EXPORT_BATCH_ROWS, exportFile, ROWS_PER_UNIT } from '../../server/companies/export.ts';
 import { refundLapsedUnits } from '../../server/billing/lapsed-units.ts';
 import { resultRows } from '../../db/prepared.ts';
 import { sql } from 'drizzle-orm';
@@ -112,6 +112,11 @@ describe('CSV', () => {
     }
     // Quoting was needed and done: some cell held a comma or a quote.
     expect(text).toContain('""');
+  });
+
+  test('a text a spreadsheet would run as a formula is written with a leading apostrophe; numbers and JSON are not touched', () => {
+    expect(['=HYPERLINK("x")', '+1', '-cmd', '@SUM(A1)', '\tx'].map(csvCell)).toEqual([`"'=HYPERLINK(""x"")"`, "'+1", "'-cmd", "'@SUM(A1)", "'\tx"]);
+    expect([-5, 0, 'Stripe', ['=a'], { a: '=b' }, null, ''].map(csvCell)).toEqual(['-5', '0', 'Stripe', '"[""=a""]"', '"{""a"":""=b""}"', '', '""']);
   });
 });
 

@@ -5,24 +5,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { CompanyRecord } from '../../server/companies/company-schema.ts';
 import { namesOf } from '../../server/companies/names.ts';
-import { loadDataset } from '../../seeds/company-dataset.ts';
-import { createTestApp, json, trpcClient, type TestApp } from '../harness/app.ts';
-import { fundedAccount, type FundedAccount } from '../harness/factories.ts';
+import { trpcClient, type TestApp } from '../harness/app.ts';
+import type { FundedAccount } from '../harness/factories.ts';
+import { companyReader, type CompanyReader } from '../harness/company-reader.ts';
 
 let t: TestApp;
 let acct: FundedAccount;
 let dataset: CompanyRecord[];
-beforeAll(async () => {
-  t = await createTestApp();
-  acct = await fundedAccount(t, { usd: 1000 });
-  dataset = (await loadDataset()).records;
-});
+let get: CompanyReader['get'];
+beforeAll(async () => ({ t, acct, dataset, get } = await companyReader()));
 afterAll(() => t.close());
-
-const get = async (path: string) => {
-  const res = await t.request(path, { headers: acct.headers });
-  return { res, body: await json(res) };
-};
 const bySourceId = (name: string) => dataset.find((c) => c.name === name)!;
 
 /** Every page of a list, walked with limit/offset. */

@@ -13,6 +13,7 @@ import { openDatabase } from '../../db/client.ts';
 import { companies } from '../../db/schema.ts';
 import type { CompanyRecord } from '../../server/companies/company-schema.ts';
 import { upsertCompanies } from '../../server/companies/store.ts';
+import { investorSlug } from '../../server/companies/graph.ts';
 import { loadDataset } from '../../seeds/company-dataset.ts';
 import { createTestApp, json, trpcClient, type TestApp } from '../harness/app.ts';
 import { engine, freshDatabase } from '../harness/databases.ts';
@@ -39,14 +40,6 @@ const roundSlug = (text: string) =>
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 40) || 'round';
-const investorSlug = (name: string) =>
-  name
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 120);
 const isAscii = (s: string) => /^[\x20-\x7e]*$/.test(s);
 
 function expectedRoundsOf(record: CompanyRecord) {

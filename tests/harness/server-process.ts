@@ -35,8 +35,9 @@ export function freePort(): number {
 /** Starts the server and waits until it answers /readyz (/healthz is 200 while it is still starting). env.PORT chooses the port (default: a random one). */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const server = spawnServer(env);
-  // Ready when it answers (the 'listening' line is not logged below LOG_LEVEL=info).
-  const deadline = Date.now() + 15_000;
+  // Ready when it answers (the 'listening' line is not logged below LOG_LEVEL=info). A fresh PGlite
+  // directory alone (initdb) takes 3-10 s on a loaded machine, before migrations and the seed.
+  const deadline = Date.now() + 45_000;
   for (;;) {
     if (server.process.exitCode !== null || Date.now() > deadline) await server.waitFor(() => false, 0);
     try {

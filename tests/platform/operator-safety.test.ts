@@ -97,7 +97,7 @@ describe('the port', () => {
     expect(expectOneLine(second)).toBe(`port ${port} on 127.0.0.1 is in use; stop the other process or set PORT`);
     expect(existsSync(dataDir)).toBe(false);
     expect(await running.stop()).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   test('while the database opens, the port answers 503 in our shape', async () => {
     const starting = spawnServer({ DATA_DIR: join(tempDir(), 'data'), TRADING_ENCRYPTION_KEY: KEY });
@@ -119,7 +119,7 @@ describe('the port', () => {
       expect(await health.json()).toEqual({ status: 'starting' });
     }
     expect(await starting.stop()).toBe(0);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('file modes', () => {
@@ -158,7 +158,7 @@ describe('PostgreSQL down at start', () => {
     const warning = JSON.parse(run.stdout.split('\n').find((l) => l.includes('unreachable'))!);
     expect(warning).toMatchObject({ level: 'warn', host: `127.0.0.1:${port}` });
     expect(run.stdout + run.stderr).not.toContain('hunter2secret');
-  }, 30_000);
+  }, 60_000);
 
   test('SIGTERM while waiting for PostgreSQL stops at once', async () => {
     const waiting = spawnServer({ DATABASE_URL: `postgres://pipo@127.0.0.1:${freePort()}/pipo`, TRADING_ENCRYPTION_KEY: KEY, DATABASE_START_TIMEOUT_MS: '60000' });
@@ -166,7 +166,7 @@ describe('PostgreSQL down at start', () => {
     const signalled = performance.now();
     expect(await waiting.stop('SIGTERM')).toBe(0);
     expect(performance.now() - signalled).toBeLessThan(3_000);
-  }, 30_000);
+  }, 60_000);
 
   test.skipIf(engine !== 'postgres')('a PostgreSQL that comes back in time: the server starts normally', async () => {
     const database = await freshDatabase();
@@ -219,7 +219,7 @@ describe('PostgreSQL frozen', () => {
       await proxy.close();
       await base.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('the CLI', () => {

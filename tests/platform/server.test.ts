@@ -142,7 +142,7 @@ describe('a running server', () => {
     }
     for (const path of ['/api/pricing', '/trpc/pricing.get']) expect((await raw('api.example.com', path)).status).toBe(200);
     expect(await server.stop()).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   test('in-flight requests finish during shutdown', async () => {
     const server = await startServer({ DATA_DIR: ':memory:' });
@@ -153,7 +153,7 @@ describe('a running server', () => {
     expect(await exited).toBe(0);
     // Requests either completed (200) or were never accepted (connection refused); none failed mid-way.
     for (const s of statuses) if (s.status === 'fulfilled') expect(s.value).toBe(200);
-  }, 30_000);
+  }, 60_000);
 
   test('a restart on the same data directory keeps accounts and keys', async () => {
     const dataDir = tempDir();

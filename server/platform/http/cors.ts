@@ -12,6 +12,8 @@ export const EXPOSED_HEADERS = [
   'RateLimit-Remaining',
   'RateLimit-Reset',
   'Idempotent-Replayed',
+  // The company export's file name: a browser app saving the file reads it.
+  'Content-Disposition',
 ].join(', ');
 
 const ALLOWED_HEADERS = ['content-type', 'x-api-key', 'x-user-id', 'x-account-id', 'x-request-id', 'idempotency-key'].join(', ');
