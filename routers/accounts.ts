@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { creditAccount, getAccount, setAccountRate, setBillingPlan } from '../server/accounts/accounts.ts';
+import { creditAccount, DEPOSIT_REFERENCE_PREFIX, getAccount, OPERATOR_REFERENCE_RULE, setAccountRate, setBillingPlan } from '../server/accounts/accounts.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { walletsOf } from '../server/auth/siwe.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
@@ -68,7 +68,12 @@ export const accountsRouter = router({
     .input(
       z.strictObject({
         amountUsd: usdAmount({ min: 0.000001, max: 1_000_000 }).meta({ description: 'USD to add, more than 0 and at most 1,000,000, with at most 6 decimals', example: 25 }),
-        reference: z.string().min(1).max(128).meta({ description: 'Unique per account, e.g. the stablecoin transfer hash', example: 'invoice-2026-11-0042' }),
+        reference: z
+          .string()
+          .min(1)
+          .max(128)
+          .refine((reference) => !reference.startsWith(DEPOSIT_REFERENCE_PREFIX), OPERATOR_REFERENCE_RULE)
+          .meta({ description: `Unique per account, e.g. an invoice or transfer id; shown to the customer in GET /api/accounts/balance-history. Must not start with ${DEPOSIT_REFERENCE_PREFIX} (kept for stablecoin deposits)`, example: 'invoice-2026-11-0042' }),
       }),
     )
     .output(z.object({ accountId: z.string(), balanceUsd: z.number(), credited: z.boolean() }))

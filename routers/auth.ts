@@ -1,7 +1,7 @@
 /** Sign-in with a wallet: nonce, verify (sets the session cookie), session, logout. */
 import { getAddress } from 'viem';
 import { z } from 'zod';
-import { clearedSessionCookie, createSession, revokeSession, sessionCookie, sessionToken } from '../server/auth/sessions.ts';
+import { clearedSessionCookie, createSession, revokeSession, serviceOrigin, sessionCookie, sessionToken } from '../server/auth/sessions.ts';
 import { clearedNonceCookie, nonceBinding, nonceCookie } from '../server/auth/nonce-cookie.ts';
 import { limitNonces, limitVerifications, limitWallet } from '../server/platform/procedures/sign-in-limits.ts';
 import { issueNonce, verifySignIn, walletsOf } from '../server/auth/siwe.ts';
@@ -38,7 +38,7 @@ export const authRouter = router({
       await limitNonces(ctx);
       const { nonce, binding, expiresAt } = await issueNonce(ctx.services.database.db, ctx.clientIp());
       ctx.resHeaders['Set-Cookie'] = nonceCookie(ctx.services.config, ctx.transport, binding, expiresAt);
-      const site = new URL(ctx.services.config.auth.publicUrl);
+      const site = new URL(serviceOrigin(ctx.services.config, ctx.headers.get('host')));
       return { nonce, expiresAt: iso(expiresAt), domain: site.host, uri: site.origin, chainId: ctx.services.config.auth.chainId, version: '1' as const };
     }),
 
@@ -80,7 +80,7 @@ export const authRouter = router({
       await limitVerifications(ctx);
       const signedIn = await verifySignIn(
         database.db,
-        { publicUrl: config.auth.publicUrl, chainId: config.auth.chainId, client: ctx.services.polygon, admitWallet: (address) => limitWallet(ctx, address) },
+        { publicUrl: serviceOrigin(config, ctx.headers.get('host')), chainId: config.auth.chainId, client: ctx.services.polygon, admitWallet: (address) => limitWallet(ctx, address) },
         { message: input.message, signature: input.signature as `0x${string}`, binding: nonceBinding(ctx.headers.get('cookie')) },
       );
       // Deposits this wallet sent before it had an account are credited to it now (once).

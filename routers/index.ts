@@ -5,6 +5,7 @@
 import { router } from '../server/platform/procedures/trpc.ts';
 import { accountsRouter } from './accounts.ts';
 import { authRouter } from './auth.ts';
+import { balanceHistoryRouter } from './balance-history.ts';
 import { billingRouter } from './billing.ts';
 import { depositsRouter } from './deposits.ts';
 import { eventsRouter } from './events.ts';
@@ -32,6 +33,7 @@ export const appRouter = router({
   auth: authRouter,
   billing: billingRouter,
   usage: usageRouter,
+  balanceHistory: balanceHistoryRouter,
   keys: keysRouter,
   accounts: accountsRouter,
   deposits: depositsRouter,

@@ -6,13 +6,16 @@
  * WALLET_PRIVATE_KEY and never sent anywhere: only the signature is.
  *
  *   WALLET_PRIVATE_KEY=0x… npm run -s sign-in -- [--url http://localhost:3000]
+ *
+ * The service's address: --url, else $BASE (the README's walk-through sets it), else $PUBLIC_URL, else
+ * http://localhost:$PORT (3000 when PORT is unset), as the server itself would be found.
  */
 import { parseArgs } from 'node:util';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { url: { type: 'string' } } });
-const base = (values.url ?? 'http://localhost:3000').replace(/\/$/, '');
+const base = (values.url ?? process.env.BASE ?? process.env.PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
 const key = process.env.WALLET_PRIVATE_KEY;
 if (!key || !/^0x[0-9a-fA-F]{64}$/.test(key)) {
   console.error('WALLET_PRIVATE_KEY must be a 0x-prefixed 32-byte hex private key');
@@ -21,7 +24,10 @@ if (!key || !/^0x[0-9a-fA-F]{64}$/.test(key)) {
 const wallet = privateKeyToAccount(key as `0x${string}`);
 /** `name=value` of a cookie a response sets (the value to send back in a Cookie header). */
 const cookieSet = (res: Response, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))?.split(';')[0] ?? '';
-const issued = await fetch(`${base}/api/auth/nonce`);
+const issued = await fetch(`${base}/api/auth/nonce`).catch((error: Error & { code?: string }) => {
+  console.error(`cannot reach the service at ${base} (${error.code ?? error.message}): is it running there? Pass --url or set BASE`);
+  process.exit(1);
+});
 if (!issued.ok) {
   console.error(`no nonce: ${issued.status} ${await issued.text()}`);
   process.exit(1);

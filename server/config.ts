@@ -252,7 +252,12 @@ export interface Config {
   discovery: { gammaUrl: string; intervalMs: number; autoList: boolean };
   /** Wallet sign-in: the service's own origin (the SIWE domain and URI), the chain id, session lifetime. */
   /** sessionMaxPerAccount: live sessions an account may hold; a sign-in beyond revokes the oldest. */
-  auth: { publicUrl: string; chainId: number; sessionTtlMs: number; sessionMaxPerAccount: number };
+  /**
+   * publicUrl: the service's origin (PUBLIC_URL, else http://localhost:PORT). origins: the origins that
+   * are this service — PUBLIC_URL alone when it is set; else localhost, 127.0.0.1 and [::1] on PORT,
+   * which on a developer's machine are one service (docs/decisions.md §3).
+   */
+  auth: { publicUrl: string; origins: string[]; chainId: number; sessionTtlMs: number; sessionMaxPerAccount: number };
   /**
    * Stablecoin deposits; `address` unset: deposits are off. Tokens in lower case.
    * notFound: how long (ms, 0: never) and how many hashes the chain did not know a claim answers
@@ -351,7 +356,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       intervalMs: e.EVENT_DISCOVERY_INTERVAL_MS ?? (e.VENUE === 'paper' && !e.GAMMA_API_URL ? 0 : 3_600_000),
       autoList: e.EVENT_AUTO_LIST,
     },
-    auth: { publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`, chainId: e.SIWE_CHAIN_ID, sessionTtlMs: e.SESSION_TTL_HOURS * 3_600_000, sessionMaxPerAccount: e.SESSION_MAX_PER_ACCOUNT },
+    auth: {
+      publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+      origins: e.PUBLIC_URL ? [new URL(e.PUBLIC_URL).origin] : ['localhost', '127.0.0.1', '[::1]'].map((host) => `http://${host}:${e.PORT}`),
+      chainId: e.SIWE_CHAIN_ID, sessionTtlMs: e.SESSION_TTL_HOURS * 3_600_000, sessionMaxPerAccount: e.SESSION_MAX_PER_ACCOUNT },
     deposits: { address: e.DEPOSIT_ADDRESS?.toLowerCase(), tokens: e.DEPOSIT_TOKENS.map((t) => t.toLowerCase()), minMicros: e.DEPOSIT_MIN_USD, scanIntervalMs: e.DEPOSIT_SCAN_INTERVAL_MS,
       notFound: { ttlMs: e.DEPOSIT_NOT_FOUND_TTL_MS, maxEntries: e.DEPOSIT_NOT_FOUND_CACHE_SIZE },
     },

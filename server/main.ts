@@ -6,6 +6,7 @@
  * SIGTERM/SIGINT: stop accepting, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_MS), close
  * the database, exit. While starting, they stop the start at once (exit 0).
  */
+import { randomBytes } from 'node:crypto';
 import { createApp } from './app.ts';
 import { errorResponse } from './errors.ts';
 import { requestTarget } from './platform/http/request-target.ts';
@@ -174,5 +175,7 @@ logger.info('listening', {
 });
 
 if (config.dashboardKeys.length === 0) {
-  logger.warn('DASHBOARD_KEYS is empty: key management and account funding are disabled (npm run cli still works)');
+  // An example made here, never used by this process: what an operator pastes to turn the routes on.
+  const example = `dash_${randomBytes(16).toString('hex')}`;
+  logger.warn(`DASHBOARD_KEYS is empty: key management and account funding are disabled (npm run cli still works). To enable them, restart with a secret of at least 32 characters, e.g. DASHBOARD_KEYS=${example} npm start`);
 }

@@ -17,6 +17,7 @@ const unitPrice: number = pricing.data.costPerRequestUsd;
 const authStatus: boolean = (await api.auth.status.query()).signedIn;
 const billing = await withCallInfo((o) => api.billing.get.query(undefined, o));
 const usage = await api.usage.list.query({ limit: 5 });
+const balanceHistory = await api.balanceHistory.list.query({ limit: 5 });
 const keys = await dashboard.keys.list.query();
 const account: RouterOutputs['accounts']['me'] = await dashboard.accounts.me.query();
 const deposits = await dashboard.deposits.list.query();
@@ -92,6 +93,7 @@ report({
   pricing: { cost: pricing.cost, requestId: pricing.requestId, path: pricing.path },
   billing: { balanceUsd: billing.data.balanceUsd, cost: billing.cost, costMicros: billing.costMicros, requestId: billing.requestId },
   usageRecords: usage.records.length,
+  balanceEntries: balanceHistory.entries.length,
   keyIds: keys.keys.map((key) => key.id),
   accountId: account.accountId,
   deposits: deposits.deposits.length,

@@ -71,6 +71,8 @@ export const credits = pgTable(
   },
   (t) => [
     uniqueIndex('credits_account_reference_idx').on(t.accountId, t.reference),
+    // The balance history's keyset walk: one account's credits, newest first, ties by id (server/accounts/balance-history.ts).
+    index('credits_account_time_idx').on(t.accountId, t.createdAt, t.id),
     check('credits_amount_positive', sql`${t.amountMicros} > 0`),
   ],
 );

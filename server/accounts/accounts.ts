@@ -59,6 +59,13 @@ interface CreditRow {
  * existing account (never a foreign-key error) and only for a new reference, and the balance moves
  * with it. A repeated or concurrent reference credits nothing; an unknown account is NOT_FOUND.
  */
+/**
+ * References of stablecoin deposit credits start with this (deposits/store.ts); an operator credit may
+ * not, or it would take a future deposit's place: the deposit would be marked credited and add nothing.
+ */
+export const DEPOSIT_REFERENCE_PREFIX = 'deposit:';
+export const OPERATOR_REFERENCE_RULE = `must not start with ${DEPOSIT_REFERENCE_PREFIX} (kept for stablecoin deposits)`;
+
 export async function creditAccount(db: Db, input: { accountId: string; amountMicros: number; reference: string }) {
   const statement = preparedSql<CreditRow>(
     db,

@@ -88,10 +88,21 @@ export function clearedSessionCookie(config: Config): string {
   return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${insecureLocal(config.auth.publicUrl) ? '' : '; Secure'}`;
 }
 
-/** CSRF: a state-changing request acting on a session must carry the Origin of this service or of CORS_ORIGINS. */
+/**
+ * The service's origin as this request reached it, for the sign-in message's domain and URI: with
+ * PUBLIC_URL unset, a request to 127.0.0.1 on the port is answered as that origin, since on a
+ * developer's machine it and localhost name this service; otherwise, and for any other Host, PUBLIC_URL.
+ * [::1] signs in as localhost: EIP-4361 tools (viem, wallets) refuse an IPv6 literal as the domain.
+ */
+export function serviceOrigin(config: Config, host: string | null): string {
+  const asReached = host && !host.startsWith('[') ? `http://${host.toLowerCase()}` : null;
+  return asReached && config.auth.origins.includes(asReached) ? asReached : new URL(config.auth.publicUrl).origin;
+}
+
+/** CSRF: a state-changing request acting on a session must carry the Origin of this service (any of its origins) or of CORS_ORIGINS. */
 export function requireTrustedOrigin(config: Config, method: string, origin: string | null) {
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return;
-  const trusted = [new URL(config.auth.publicUrl).origin, ...config.corsOrigins];
+  const trusted = [...config.auth.origins, ...config.corsOrigins];
   if (!origin || !trusted.includes(origin)) {
     throw new ApiError('FORBIDDEN_ORIGIN', `A request that changes something with a session cookie must come from ${trusted.join(' or ')} (its Origin header${origin ? ` is ${origin}` : ' is missing'})`);
   }

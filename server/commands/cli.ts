@@ -26,7 +26,7 @@
  */
 import { parseArgs } from 'node:util';
 import { IDENTIFIER, IDENTIFIER_RULE } from '../lib/identifiers.ts';
-import { creditAccount, ensureAccount, getAccount, setAccountRate, setBillingPlan } from '../accounts/accounts.ts';
+import { creditAccount, DEPOSIT_REFERENCE_PREFIX, ensureAccount, OPERATOR_REFERENCE_RULE, getAccount, setAccountRate, setBillingPlan } from '../accounts/accounts.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../accounts/api-keys.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
@@ -138,7 +138,9 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
     case 'revoke-key':
       return revokeApiKey(db, { accountId, keyId: required(values.key, 'key') });
     case 'credit': {
-      const result = await creditAccount(db, { accountId, amountMicros: usd(values.usd), reference: required(values.reference, 'reference') });
+      const reference = required(values.reference, 'reference');
+      if (reference.startsWith(DEPOSIT_REFERENCE_PREFIX)) throw new UsageError(`--reference ${OPERATOR_REFERENCE_RULE}`);
+      const result = await creditAccount(db, { accountId, amountMicros: usd(values.usd), reference });
       return { accountId, credited: result.credited, balanceUsd: microsToUsd(result.balanceMicros) };
     }
     case 'set-rate': {

@@ -47,3 +47,9 @@ export async function currentEventStatus(db: Db, eventId: string): Promise<strin
   // An event taken off the list since the snapshot does not trade either: its listing stands for its status.
   return row && (row.listing === 'listed' ? row.status : row.listing);
 }
+
+/** An event's band labels by band index (for messages that name a band as a customer sees it). */
+export async function bandLabels(db: Db, eventId: string): Promise<Map<number, string>> {
+  const rows = await db.select({ bandIndex: eventBands.bandIndex, label: eventBands.label }).from(eventBands).where(eq(eventBands.eventId, eventId));
+  return new Map(rows.map((r) => [r.bandIndex, r.label]));
+}

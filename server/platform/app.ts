@@ -75,10 +75,10 @@ export function createApp(services: Services, api: ApiSurface) {
   const trpc = createTrpcEndpoint(api.router);
   const trpcRpc = createTrpcRpc(api.router);
   const streamRoutes = createStreamRoutes(api.router);
-  const openApiDocument = buildOpenApiDocument(api.router, rest.table, { maxBodyBytes: config.maxBodyBytes, describeWebhooks: api.describeWebhooks });
+  const openApiDocument = buildOpenApiDocument(api.router, rest.table, { maxBodyBytes: config.maxBodyBytes, describeWebhooks: api.describeWebhooks, origin: new URL(config.auth.publicUrl).origin });
   const openApiJson = JSON.stringify(openApiDocument);
-  // The service's own public origin (PUBLIC_URL) is as trusted as its request URL's: behind a proxy they differ.
-  const cors = createCorsPolicy([...config.corsOrigins, new URL(config.auth.publicUrl).origin]);
+  // The service's own origins (PUBLIC_URL, or the local ones) are as trusted as its request URL's: behind a proxy they differ.
+  const cors = createCorsPolicy([...config.corsOrigins, ...config.auth.origins]);
 
   const contextFor = (request: Request, scope: RequestScope, transport: RequestContext['transport']) => {
     const { path, search } = scope.target;

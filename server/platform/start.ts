@@ -26,7 +26,11 @@ import { createServices, type Services } from './services.ts';
 export function resolveEncryptionKey(config: Config, logger: Logger): string {
   if (config.tradingEncryptionKey) return config.tradingEncryptionKey;
   if (config.database.kind === 'postgres') {
-    throw new ConfigError('Invalid configuration:\n  TRADING_ENCRYPTION_KEY: required with DATABASE_URL (64 hexadecimal characters)');
+    throw new ConfigError(
+      'Invalid configuration:\n  TRADING_ENCRYPTION_KEY: required with DATABASE_URL (64 hexadecimal characters); make one with\n' +
+        `    export TRADING_ENCRYPTION_KEY=$(node -e "console.log(require('crypto').randomBytes(32).toString('hex'))")\n` +
+        '  and keep it: the venue credentials stored under it cannot be read without it',
+    );
   }
   const random = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
   if (config.database.dataDir === ':memory:') {

@@ -33,6 +33,13 @@ export class StreamMessage<T = unknown> {
 }
 
 export const PING_FRAME = encoder.encode(': ping\n\n');
+/**
+ * The first bytes of every SSE response, queued before anything else: Bun sends the headers with the
+ * first write, so a client resuming at the latest id (nothing to catch up) would otherwise see nothing
+ * until the first heartbeat, seconds later, and take the stream for dead. `retry:` also tells an
+ * EventSource how long to wait before it reconnects.
+ */
+export const OPEN_FRAME = encoder.encode(': connected\nretry: 3000\n\n');
 
 export interface Sink {
   readonly closed: boolean;
@@ -102,6 +109,8 @@ export class SseSink extends BaseSink implements Sink {
     private readonly requestId: string,
   ) {
     super();
+    this.queue.push(OPEN_FRAME);
+    this.queuedBytes = OPEN_FRAME.length;
     this.body = new ReadableStream({
       type: 'direct',
       pull: (controller: DirectController) => {

@@ -12,6 +12,7 @@ import type { TradingHandles } from './handles.ts';
 import { executionOf, freshBooks } from './execution.ts';
 import { loadPosition } from './ledger-writes.ts';
 import { partialSaleRange } from './sale-shape.ts';
+import { bandLabels } from '../events/queries.ts';
 import { checkedSalePlan, sellablePosition, unitsSold } from './sell.ts';
 import type { TradingUser } from './settings.ts';
 
@@ -24,8 +25,8 @@ export async function quoteSale(services: TradingHandles, user: TradingUser, req
   const execution = executionOf(services);
   const position = await sellablePosition(execution.db, user, request.positionId);
   const { bands } = await loadPosition(execution.db, position.id);
-  const books = await freshBooks(execution, bands.map((b) => b.bandId));
-  const plan = checkedSalePlan(position, bands, books, request, execution.venue.rules);
+  const [books, labels] = await Promise.all([freshBooks(execution, bands.map((b) => b.bandId)), bandLabels(execution.db, position.eventId)]);
+  const plan = checkedSalePlan(position, bands, books, request, execution.venue.rules, labels);
 
   const byIndex = new Map(bands.map((b) => [b.bandIndex, b]));
   let costMicros = 0;

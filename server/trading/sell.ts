@@ -8,7 +8,7 @@
 import { inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { trades } from '../../db/schema.ts';
-import { currentEventStatus } from '../events/queries.ts';
+import { bandLabels, currentEventStatus } from '../events/queries.ts';
 import { ApiError } from '../errors.ts';
 import { formatUsd, MICROS_PER_USD_BIGINT, microsToUsd } from '../lib/money.ts';
 import type { TradingHandles } from './handles.ts';
@@ -54,20 +54,21 @@ async function assertEventTrades(db: Db, position: PositionRow) {
 
 const pct = (p: number) => `${p}%`;
 
-/** Refuses a partial sale that would change the position's shape, naming the percentages that keep it. */
-function assertKeepsShape(bands: PositionBandRow[], percentage: number, rules: VenueRules) {
+/** Refuses a partial sale that would change the position's shape, naming the band (by its label) and the percentages that keep it. */
+function assertKeepsShape(bands: PositionBandRow[], percentage: number, rules: VenueRules, labels: Map<number, string>) {
   const free = bands.map((b) => ({ bandIndex: b.bandIndex, freeMicros: b.sharesMicros - b.reservedMicros }));
   const broken = shapeBreak(free, percentage, rules);
   if (!broken) return;
   const range = partialSaleRange(free, rules);
   const minimum = `the venue minimum order of ${microsToUsd(rules.minOrderMicros)} shares`;
   const shares = microsToUsd(broken.sharesMicros);
+  const band = labels.has(broken.bandIndex) ? `band ${broken.bandIndex} (${labels.get(broken.bandIndex)})` : `band ${broken.bandIndex}`;
   if (broken.problem === 'order-under-minimum') {
     const advice = range ? `sell at least ${pct(range.lowest)} or 100% (partial sales from ${pct(range.lowest)} to ${pct(range.highest)} keep the position's shape)` : 'sell 100%';
-    throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} of band ${broken.bandIndex} is under ${minimum}; ${advice}`);
+    throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} of ${band} is under ${minimum}; ${advice}`);
   }
   const advice = range ? `the largest partial sale that keeps the position's shape is ${pct(range.highest)} (the smallest ${pct(range.lowest)}); or sell 100%` : 'only a 100% sale keeps its shape';
-  throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} would leave band ${broken.bandIndex} with ${shares} shares, under ${minimum}; ${advice}`);
+  throw new ApiError('ORDER_REJECTED', `percentage: ${pct(percentage)} would leave ${band} with ${shares} shares, under ${minimum}; ${advice}`);
 }
 
 /** Refuses a plan whose proceeds per unit sold are under `minAveragePriceMicros` (nothing is sent). */
@@ -85,9 +86,9 @@ function assertMinAveragePrice(plan: PlannedSale, position: PositionRow, bands: 
  * minAveragePrice; nothing free to sell). A sale runs it under the position's row lock; a sale
  * quote (sell-quote.ts) runs it on the rows as they are, so a sale right after sends these orders.
  */
-export function checkedSalePlan(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>, request: SellRequest, rules: VenueRules): PlannedSale {
+export function checkedSalePlan(position: PositionRow, bands: PositionBandRow[], books: Map<string, OrderBook>, request: SellRequest, rules: VenueRules, labels: Map<number, string> = new Map()): PlannedSale {
   assertSellable(position);
-  assertKeepsShape(bands, request.percentage, rules);
+  assertKeepsShape(bands, request.percentage, rules, labels);
   const plan = planSale(bands, books, request.percentage, rules);
   assertMinAveragePrice(plan, position, bands, request.minAveragePriceMicros);
   if (!plan.orders.length) {
@@ -115,9 +116,9 @@ export async function sell(services: TradingHandles, user: TradingUser, request:
   const position = await sellablePosition(execution.db, user, request.positionId);
   const credentials = await openCredentials(execution.db, services.credentialCipher, user);
   const { bands } = await loadPosition(execution.db, position.id);
-  const books = await freshBooks(execution, bands.map((b) => b.bandId));
+  const [books, labels] = await Promise.all([freshBooks(execution, bands.map((b) => b.bandId)), bandLabels(execution.db, position.eventId)]);
 
-  const { operationId, orders } = await recordSaleIntent(execution.db, user, position.id, 'close', (locked, lockedBands) => checkedSalePlan(locked, lockedBands, books, request, execution.venue.rules).orders);
+  const { operationId, orders } = await recordSaleIntent(execution.db, user, position.id, 'close', (locked, lockedBands) => checkedSalePlan(locked, lockedBands, books, request, execution.venue.rules, labels).orders);
   await hooks.onIntent?.(position.id, operationId);
 
   await placeAll(execution, credentials, orders);

@@ -9,11 +9,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { getAddress, hashMessage } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { createSiweMessage } from 'viem/siwe';
 import { startEvm } from '../harness/in-process-evm.ts';
 import { accounts, authSessions } from '../../db/schema.ts';
 import { createTestApp, DASHBOARD_KEY, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders, fundedAccount } from '../harness/factories.ts';
-import { signIn, signInMessage, verify } from '../harness/sign-in.ts';
+import { cookieSet, newClient, signIn, signInMessage, verify } from '../harness/sign-in.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -196,6 +197,48 @@ describe('the session', () => {
       expect(r.status).toBe(201);
     } finally {
       await withCors.close();
+    }
+  });
+
+  test('without PUBLIC_URL, localhost, 127.0.0.1 and [::1] on the port are one service: a sign-in at 127.0.0.1 carries its own domain, and its Origin is trusted', async () => {
+    const port = new URL(t.services.config.auth.publicUrl).port;
+    for (const host of [`127.0.0.1:${port}`, `[::1]:${port}`]) {
+      // [::1] signs in as localhost (EIP-4361 tools refuse an IPv6 literal as the domain); its Origin is trusted all the same.
+      const domain = host.startsWith('[') ? `localhost:${port}` : host;
+      const client = newClient();
+      const wallet = privateKeyToAccount(generatePrivateKey());
+      // A browser at http://<host>/dashboard: its requests carry that Host, and its Origin.
+      const issued = await t.request('/api/auth/nonce', { clientIp: client.ip, headers: { host } });
+      const nonce = await issued.json();
+      expect([nonce.domain, nonce.uri]).toEqual([domain, `http://${domain}`]);
+      const message = createSiweMessage({ address: wallet.address, chainId: nonce.chainId, domain: nonce.domain, nonce: nonce.nonce, uri: nonce.uri, version: '1', issuedAt: new Date() });
+      const verified = await t.request('/api/auth/verify', {
+        method: 'POST',
+        clientIp: client.ip,
+        headers: { host, 'content-type': 'application/json', cookie: cookieSet(issued, 'pipo_nonce')! },
+        body: JSON.stringify({ message, signature: await wallet.signMessage({ message }) }),
+      });
+      expect(verified.status).toBe(200);
+      const cookie = cookieSet(verified, 'pipo_session')!;
+      const created = await t.request('/api/keys', { method: 'POST', headers: { host, cookie, origin: `http://${host}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'from 127.0.0.1' }) });
+      expect(created.status).toBe(201);
+      // Another port is another service.
+      const elsewhere = await t.request('/api/keys', { method: 'POST', headers: { cookie, origin: 'http://127.0.0.1:1', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+      expect(elsewhere.status).toBe(403);
+    }
+  });
+
+  test('with PUBLIC_URL set, only it is the service: 127.0.0.1 is another origin, and the message must name PUBLIC_URL', async () => {
+    const fixed = await createTestApp({ PUBLIC_URL: 'https://api.example.com' }, { database: t.database });
+    try {
+      const customer = await signIn(fixed);
+      expect(customer.origin).toBe('https://api.example.com');
+      const local = await fixed.request('/api/keys', { method: 'POST', headers: { cookie: customer.cookie, origin: `http://127.0.0.1:${fixed.config.port}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+      expect(await refusal(local)).toMatchObject({ status: 403, code: 'FORBIDDEN_ORIGIN' });
+      const nonce = await (await fixed.request('/api/auth/nonce', { headers: { host: `127.0.0.1:${fixed.config.port}` } })).json();
+      expect(nonce.domain).toBe('api.example.com');
+    } finally {
+      await fixed.close();
     }
   });
 

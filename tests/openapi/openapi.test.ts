@@ -121,7 +121,7 @@ describe('/openapi.json', () => {
       const [curl, fetchSample, trpc] = op['x-codeSamples'];
       expect([curl.label, fetchSample.label, trpc.label]).toEqual(['curl', 'JavaScript (fetch)', 'tRPC (@pre-ipo/client)']);
       // The route's own URL, its path parameters filled in.
-      const url = new RegExp(`'http://localhost:3000/api${route.template.replace(/\{[^}]+\}/g, '[^/?\']+')}(\\?[^']*)?'`);
+      const url = new RegExp(`'${new URL(t.config.auth.publicUrl).origin}/api${route.template.replace(/\{[^}]+\}/g, '[^/?\']+')}(\\?[^']*)?'`);
       expect(curl.source).toStartWith('curl ');
       expect(curl.source).toMatch(url);
       expect(fetchSample.source).toMatch(url);
@@ -129,6 +129,21 @@ describe('/openapi.json', () => {
       expect(fetchSample.source).toContain(`method: '${route.method}'`);
       expect(trpc.source).toContain(`client.${route.procedurePath}.${route.type === 'mutation' ? 'mutate' : 'query'}(`);
       if (route.meta.access === 'user') for (const sample of [curl, fetchSample, trpc]) expect(sample.source).toContain('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed');
+    }
+  });
+
+  test('the samples call the server\'s own origin: PUBLIC_URL, or localhost on its PORT', async () => {
+    for (const [env, origin] of [[{ PORT: '3901' }, 'http://localhost:3901'], [{ PUBLIC_URL: 'https://api.example.com' }, 'https://api.example.com']] as const) {
+      const other = await createTestApp(env, { database: t.database });
+      try {
+        const served = await json(await other.request('/openapi.json'));
+        const [curl, fetchSample, trpc] = served.paths['/pricing'].get['x-codeSamples'];
+        expect(curl.source).toContain(`'${origin}/api/pricing'`);
+        expect(fetchSample.source).toContain(`'${origin}/api/pricing'`);
+        expect(trpc.source).toContain(`baseUrl: '${origin}'`);
+      } finally {
+        await other.close();
+      }
     }
   });
 

@@ -54,6 +54,8 @@ describe('configuration', () => {
   test('the credential key: required with PostgreSQL; generated once into the embedded data directory', () => {
     const silent = createLogger('silent');
     expect(() => resolveEncryptionKey(loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/db' }), silent)).toThrow('TRADING_ENCRYPTION_KEY: required with DATABASE_URL');
+    // …with the command that makes one.
+    expect(() => resolveEncryptionKey(loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/db' }), silent)).toThrow("export TRADING_ENCRYPTION_KEY=$(node -e \"console.log(require('crypto').randomBytes(32).toString('hex'))\")");
     expect(resolveEncryptionKey(loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/db', TRADING_ENCRYPTION_KEY: 'AB'.repeat(32) }), silent)).toBe('ab'.repeat(32));
     const dir = tempDir();
     const first = resolveEncryptionKey(loadConfig({ DATA_DIR: dir }), silent);
@@ -117,6 +119,9 @@ describe('a running server', () => {
 
   test('a Host header that is not a host is a 400 in our error shape; a host like api.example.com is just a host', async () => {
     const server = await startServer({ DATA_DIR: ':memory:' });
+    // Started without DASHBOARD_KEYS: it says how to set one, with an example of the right length.
+    const hint = await server.waitFor((l) => l.level === 'warn' && String(l.msg).startsWith('DASHBOARD_KEYS is empty'));
+    expect(hint.msg).toMatch(/restart with a secret of at least 32 characters, e\.g\. DASHBOARD_KEYS=dash_[0-9a-f]{32} npm start$/);
     const { port } = new URL(server.url);
     // fetch() will not send an invalid Host, so these go over a raw socket.
     const raw = async (host: string, path: string) => {

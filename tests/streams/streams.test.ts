@@ -16,7 +16,7 @@ import type { AppRouter } from '../../routers/index.ts';
 import { resultRows } from '../../db/prepared.ts';
 import { clientAddressKey } from '../../server/streams/leases.ts';
 import { configureStreams, liftStreamIdleTimeout, stopStreams, streamsOf } from '../../server/streams/registry.ts';
-import { FetchEventSource, type SseEvent } from '../../server/streams/sse-client.ts';
+import { FetchEventSource, type SseEvent, type SseItem } from '../../server/streams/sse-client.ts';
 import { readSse } from '../harness/sse-reading.ts';
 import { createTestApp, type TestApp } from '../harness/app.ts';
 import { fundedAccount, newUserId } from '../harness/factories.ts';
@@ -396,6 +396,56 @@ describe('heartbeats', () => {
     expect(pings()).toBeLessThanOrEqual(Math.floor((performance.now() - openedAt) / HEARTBEAT_MS) + 2);
     expect(stream.events).toHaveLength(1); // pings only
     await stream.close();
+  });
+});
+
+describe('a stream answers at once', () => {
+  // Its own app with a heartbeat far away, so that whatever arrives first is not a heartbeat.
+  let quiet: TestApp;
+  let quietServer: ReturnType<typeof Bun.serve>;
+  let at: string;
+  beforeAll(async () => {
+    quiet = await createTestApp();
+    configureStreams(quiet.services, { heartbeatMs: 600_000, maxQueuedBytes: 64 * 1024 });
+    quietServer = serve(quiet);
+    at = `http://127.0.0.1:${quietServer.port}`;
+  });
+  afterAll(async () => {
+    await stopStreams(quiet.services);
+    quietServer.stop(true);
+    await quiet.close();
+  });
+
+  /** The first SSE items of a response, read until `count` have come (or 10 s, a fiftieth of the heartbeat). */
+  async function firstItems(response: Response, count: number): Promise<SseItem[]> {
+    const items: SseItem[] = [];
+    const reader = response.body!.getReader();
+    const reading = readSse(reader, (item) => items.push(item));
+    for (const deadline = performance.now() + 10_000; items.length < count && performance.now() < deadline; ) await Bun.sleep(5);
+    await reader.cancel().catch(() => undefined);
+    await reading;
+    return items.slice(0, count);
+  }
+
+  test('a client resuming at the latest id (nothing to catch up) gets the headers and a first line on connect', async () => {
+    const { lastEventId } = await (await fetch(`${at}/api/trading/stream?eventSlug=${B}`)).json();
+    expect(lastEventId).toBeString();
+    const started = performance.now();
+    const response = await fetch(`${at}/api/trading/stream?eventSlug=${B}`, { headers: { accept: 'text/event-stream', 'last-event-id': lastEventId } });
+    expect(response.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1000); // the headers: the issue's bound, far under the 600 s heartbeat
+    expect(await firstItems(response, 2)).toEqual([
+      { kind: 'comment', text: 'connected' },
+      { kind: 'retry', ms: 3000 },
+    ]);
+  });
+
+  test('the tRPC subscription opens with its `connected` event at once, too', async () => {
+    const input = encodeURIComponent(JSON.stringify({ eventSlugs: [B] }));
+    const response = await fetch(`${at}/trpc/streams.valuation?input=${input}`, { headers: { accept: 'text/event-stream' } });
+    expect(response.status).toBe(200);
+    const [first] = await firstItems(response, 1);
+    expect(first).toMatchObject({ kind: 'event', event: { type: 'connected' } });
   });
 });
 

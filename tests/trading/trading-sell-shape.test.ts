@@ -87,7 +87,11 @@ describe('partial sales keep the shape', () => {
     const refused = await sell(t, who, { positionId: bought.positionId, percentage: 99 });
     expect(refused.res.status).toBe(422);
     expect(refused.body).toMatchObject({ code: 'ORDER_REJECTED', status: 422 });
-    expect(refused.body.message).toMatch(/^percentage: 99% would leave band \d+ with [\d.]+ shares, under the venue minimum order of 5 shares; the largest partial sale that keeps the position's shape is [\d.]+%/);
+    expect(refused.body.message).toMatch(/^percentage: 99% would leave band \d+ \([^)]+\) with [\d.]+ shares, under the venue minimum order of 5 shares; the largest partial sale that keeps the position's shape is [\d.]+%/);
+    // The band is named as the customer sees it: its label on the event.
+    const { events } = await (await t.request('/api/trading/events')).json();
+    const [, index, label] = /band (\d+) \(([^)]+)\)/.exec(refused.body.message)!;
+    expect(events.find((e: any) => e.id === 'openai-ipo').bands[Number(index)].label).toBe(label);
     expect(await sellOrders(who, bought.positionId)).toEqual([]);
     const largest = Number(/is ([\d.]+)%/.exec(refused.body.message)![1]);
     const over = await sell(t, who, { positionId: bought.positionId, percentage: Math.round(largest * 100 + 1) / 100 });

@@ -240,7 +240,7 @@ describe('positions and sales', () => {
     const { res, body: error } = await sell(t, small, { positionId: body.positionId, percentage: 1 });
     expect(res.status).toBe(422);
     expect(error.code).toBe('ORDER_REJECTED');
-    expect(error.message).toMatch(/percentage: 1% of band \d+ is under the venue minimum order of 5 shares; sell (at least [\d.]+% or 100%|100%)/);
+    expect(error.message).toMatch(/percentage: 1% of band \d+ \([^)]+\) is under the venue minimum order of 5 shares; sell (at least [\d.]+% or 100%|100%)/);
     const needed = Number(/at least ([\d.]+)%/.exec(error.message)?.[1] ?? 100);
     expect((await sell(t, small, { positionId: body.positionId, percentage: needed })).res.status).toBe(200);
     await expectBooksAgree(t, small);

@@ -184,6 +184,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/balance-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every credit of the calling account, newest first, keyset-paged, with the totals that explain its balance
+         * @description Every balance credit of the calling account, newest first (ties by id): stablecoin deposits once credited (kind deposit, with their depositId) and the operator's credits (kind operator_credit), each with its amount and reference. Paged by cursor: pass the answer's nextCursor back for the next page (null on the last); there is no total. totals holds every credit and every billed request of the account, all time, and the balance: for a prepaid account balanceUsd = creditedUsd − spentUsd. With a signed-in session: that account, billed like a key's call (its row has no key).
+         */
+        get: operations["balanceHistory-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/keys": {
         parameters: {
             query?: never;
@@ -3195,6 +3215,206 @@ export interface operations {
             };
         };
     };
+    "balanceHistory-list": {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 200, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page (opaque); absent for the first page */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: {
+                            /**
+                             * @description The credit
+                             * @example crd_7Rk2VbN9qWx4TmL8cHz3Pd
+                             */
+                            id: string;
+                            /**
+                             * @description USD added to the balance (6 decimals, exact)
+                             * @example 25
+                             */
+                            amountUsd: number;
+                            /**
+                             * @description deposit: a stablecoin deposit credited once final (depositId names it); operator_credit: funds the operator added (POST /api/accounts/credits or the CLI)
+                             * @example deposit
+                             * @enum {string}
+                             */
+                            kind: "deposit" | "operator_credit";
+                            /**
+                             * @description The credit's reference, unique per account: deposit:<chain id>:<tx hash>:<log index> for a deposit, the operator's own text for an operator credit
+                             * @example deposit:137:0x9b2f5c1e7d4a8b3c6e0f1a2d5b8c7e4f3a6d9c0b1e2f5a8d7c4b3e6f9a0d1c2b:0
+                             */
+                            reference: string;
+                            /**
+                             * @description The deposit credited (GET /api/accounts/deposits); null for an operator credit
+                             * @example dep_5Hq8WnR3xKpC7mVb2TyL9f
+                             */
+                            depositId: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T06:00:00.000Z
+                             */
+                            createdAt: string;
+                        }[];
+                        /** @description Pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
+                        /** Format: int64 */
+                        limit: number;
+                        /** @description Read together: for a prepaid account balanceUsd = creditedUsd − spentUsd. Usage billed to a metered plan counts in spentUsd but is exported to Stripe, never taken from the balance. */
+                        totals: {
+                            /**
+                             * @description Every credit of the account, all time (deposits and operator credits)
+                             * @example 12
+                             */
+                            creditedUsd: number;
+                            /**
+                             * @description Every billed request of the account, all time, this request included (usageCostUsd of GET /api/billing)
+                             * @example 2.11
+                             */
+                            spentUsd: number;
+                            /**
+                             * @description The prepaid balance after this request
+                             * @example 9.89
+                             */
+                            balanceUsd: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     "keys-list": {
         parameters: {
             query?: never;
@@ -3888,7 +4108,7 @@ export interface operations {
                      */
                     amountUsd: number;
                     /**
-                     * @description Unique per account, e.g. the stablecoin transfer hash
+                     * @description Unique per account, e.g. an invoice or transfer id; shown to the customer in GET /api/accounts/balance-history. Must not start with deposit: (kept for stablecoin deposits)
                      * @example invoice-2026-11-0042
                      */
                     reference: string;

@@ -9,8 +9,8 @@ import { EXAMPLE_USER } from '../procedures/user-member.ts';
 import { parameterExample } from './openapi-examples.ts';
 import type { Route } from './route-table.ts';
 
-/** Where the samples call: the README's local server. */
-const ORIGIN = 'http://localhost:3000';
+/** Where the samples call when the server names no origin of its own: the README's local server. */
+const DEFAULT_ORIGIN = 'http://localhost:3000';
 const EXAMPLE_ACCOUNT = 'acme';
 
 interface CodeSample {
@@ -20,6 +20,8 @@ interface CodeSample {
 }
 
 interface CallExample {
+  /** Where the sample calls: the server's own origin. */
+  origin: string;
   method: string;
   /** Path and query string, relative to /api. */
   target: string;
@@ -36,16 +38,16 @@ interface CallExample {
 
 const isParameter = (p: ParameterObject | ReferenceObject): p is ParameterObject => !('$ref' in p);
 
-export function addCodeSamples(doc: OpenAPIObject, routes: readonly Route[]): void {
+export function addCodeSamples(doc: OpenAPIObject, routes: readonly Route[], origin = DEFAULT_ORIGIN): void {
   for (const route of routes) {
     const operation = doc.paths?.[route.template]?.[route.method.toLowerCase() as 'get'];
     if (!operation) throw new Error(`OpenAPI document lacks ${route.method} ${route.template}`);
-    (operation as Record<string, unknown>)['x-codeSamples'] = codeSamples(route, operation);
+    (operation as Record<string, unknown>)['x-codeSamples'] = codeSamples(route, operation, origin);
   }
 }
 
-function codeSamples(route: Route, operation: OperationObject): CodeSample[] {
-  const call = callExample(route, operation);
+function codeSamples(route: Route, operation: OperationObject, origin: string): CodeSample[] {
+  const call = callExample(route, operation, origin);
   return [
     { lang: 'shell', label: 'curl', source: curl(call) },
     { lang: 'javascript', label: 'JavaScript (fetch)', source: fetchSample(call) },
@@ -53,7 +55,7 @@ function codeSamples(route: Route, operation: OperationObject): CodeSample[] {
   ];
 }
 
-function callExample(route: Route, operation: OperationObject): CallExample {
+function callExample(route: Route, operation: OperationObject, origin: string): CallExample {
   const parameters = (operation.parameters ?? []).filter(isParameter);
   const input: Record<string, unknown> = {};
   let path = route.template;
@@ -87,14 +89,14 @@ function callExample(route: Route, operation: OperationObject): CallExample {
   }
   if (body !== undefined) headers.push(['content-type', { literal: 'application/json' }]);
   const streams = Boolean(operation.responses?.['200']?.content?.['text/event-stream']);
-  return { method: route.method, target: `${path}${search.size ? `?${search}` : ''}`, headers, body, streams, file: Boolean(route.meta.files), input };
+  return { origin, method: route.method, target: `${path}${search.size ? `?${search}` : ''}`, headers, body, streams, file: Boolean(route.meta.files), input };
 }
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 function curl(call: CallExample): string {
   // A file is saved under the name the answer gives (Content-Disposition).
-  const lines = [`curl ${call.method === 'GET' ? '' : `-X ${call.method} `}${call.streams ? '-N ' : ''}${call.file ? '-OJ ' : ''}${shellQuote(`${ORIGIN}/api${call.target}`)}`];
+  const lines = [`curl ${call.method === 'GET' ? '' : `-X ${call.method} `}${call.streams ? '-N ' : ''}${call.file ? '-OJ ' : ''}${shellQuote(`${call.origin}/api${call.target}`)}`];
   if (call.streams) lines.push(`-H 'Accept: text/event-stream'`);
   for (const [name, value] of call.headers) {
     // Secrets come from the environment: double quotes so the shell expands them.
@@ -119,7 +121,7 @@ function jsValue(value: unknown, indent: string): string {
 function fetchSample(call: CallExample): string {
   const headers = call.headers.map(([name, value]) => `    ${jsValue(name, '')}: ${'literal' in value ? jsValue(value.literal, '') : `process.env.${value.env}`},`);
   const lines = [
-    `const response = await fetch(${jsValue(`${ORIGIN}/api${call.target}`, '')}, {`,
+    `const response = await fetch(${jsValue(`${call.origin}/api${call.target}`, '')}, {`,
     `  method: ${jsValue(call.method, '')},`,
     ...(headers.length ? ['  headers: {', ...headers, '  },'] : []),
     ...(call.body !== undefined ? [`  body: JSON.stringify(${jsValue(call.body, '  ')}),`] : []),
@@ -147,7 +149,7 @@ function fetchSample(call: CallExample): string {
 
 function trpcSample(route: Route, call: CallExample): string {
   const access = route.meta.access ?? 'public';
-  const options = [`baseUrl: ${jsValue(ORIGIN, '')}`];
+  const options = [`baseUrl: ${jsValue(call.origin, '')}`];
   if (access === 'key' || access === 'user') options.push('apiKey: process.env.PIPO_API_KEY');
   if (access === 'user') options.push(`userId: ${jsValue(EXAMPLE_USER, '')}`);
   if (access === 'dashboard') options.push('apiKey: process.env.PIPO_DASHBOARD_KEY', `headers: { 'x-account-id': ${jsValue(EXAMPLE_ACCOUNT, '')} }`);

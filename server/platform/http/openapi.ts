@@ -131,7 +131,7 @@ function headerParameter(name: string, required: boolean, description: string, e
 export function buildOpenApiDocument(
   router: AnyTRPCRouter,
   table: RouteTable,
-  options: { maxBodyBytes: number; describeWebhooks?: (document: OpenAPIObject) => void },
+  options: { maxBodyBytes: number; describeWebhooks?: (document: OpenAPIObject) => void; /** Where the code samples call (PUBLIC_URL, or localhost on PORT); default http://localhost:3000. */ origin?: string },
 ): OpenAPIObject {
   const doc = generateOpenApiDocument(router, {
     title: 'Pre-IPO API',
@@ -203,7 +203,7 @@ export function buildOpenApiDocument(
   options.describeWebhooks?.(doc);
   statePatterns(doc);
   addExamples(doc, table.routes);
-  addCodeSamples(doc, table.routes);
+  addCodeSamples(doc, table.routes, options.origin);
   return doc;
 }
 

@@ -1,0 +1,1 @@
+CREATE INDEX "credits_account_time_idx" ON "credits" USING btree ("account_id","created_at","id");
