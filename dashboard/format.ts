@@ -6,14 +6,22 @@ const count = new Intl.NumberFormat('en-US');
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /**
- * USD: cents for ordinary amounts; amounts with fractions of a cent (per-request rates, small
- * metered spend) keep up to 6 decimals (one micro-USD, the service's precision) so $0.000125 never
- * shows as $0.00.
+ * USD a customer reads as money (balances, costs, deposits, proceeds, P&L): dollars and cents,
+ * rounded to the nearest cent ($143.01604 → $143.02). Prices keep their precision: a per-request
+ * rate with formatRate, a per-unit price with formatUnitCost.
  */
 export function formatUsd(amount: number | null | undefined): string {
   if (amount === null || amount === undefined || !Number.isFinite(amount)) return '—';
-  const cents = Math.round(amount * 100) / 100;
-  return Math.abs(amount - cents) < 1e-9 ? usd2.format(amount) : usd6.format(amount);
+  return usd2.format(amount);
+}
+
+/**
+ * A per-request price (the plan's rate, one request's cost): at least cents, up to 6 decimals (one
+ * micro-USD, the service's precision) so $0.002 or $0.000125 never shows as $0.00.
+ */
+export function formatRate(amount: number | null | undefined): string {
+  if (amount === null || amount === undefined || !Number.isFinite(amount)) return '—';
+  return usd6.format(amount);
 }
 
 export const formatCount = (n: number): string => count.format(n);

@@ -53,6 +53,9 @@ function palette(): string[] {
   return [1, 2, 3, 4].map((i) => style.getPropertyValue(`--chart-${i}`).trim() || '#1f4fd6');
 }
 
+const NARROW_PX = 640;
+const tickLimits = (narrow: boolean) => (narrow ? { x: 4, y: 5 } : { x: 8, y: 8 });
+
 /** `latest()` is read when a tick or tooltip is drawn, so a page's newest formatters are used. */
 function configOf(latest: () => ChartProps): ChartConfiguration {
   const props = latest();
@@ -63,6 +66,8 @@ function configOf(latest: () => ChartProps): ChartConfiguration {
   const left = (v: number) => (latest().format ?? String)(v);
   const right = (v: number) => (latest().formatRight ?? latest().format ?? String)(v);
   const usesRight = props.series.some((s) => s.axis === 'right');
+  // A phone's chart is ~20rem wide: fewer ticks so the axis labels never collide (re-chosen on resize).
+  const narrow = window.innerWidth < NARROW_PX;
   return {
     type: props.kind,
     data: {
@@ -85,6 +90,12 @@ function configOf(latest: () => ChartProps): ChartConfiguration {
       responsive: true,
       maintainAspectRatio: false,
       animation: false,
+      onResize: (chart, size) => {
+        const ticks = tickLimits(size.width < NARROW_PX);
+        const scales = chart.options.scales as Record<string, { ticks?: { maxTicksLimit?: number } } | undefined>;
+        if (scales.x?.ticks) scales.x.ticks.maxTicksLimit = ticks.x;
+        for (const y of ['left', 'right']) if (scales[y]?.ticks) scales[y]!.ticks!.maxTicksLimit = ticks.y;
+      },
       interaction: { mode: 'index', intersect: false },
       plugins: {
         legend: { display: props.series.length > 1, labels: { color: text } },
@@ -95,15 +106,15 @@ function configOf(latest: () => ChartProps): ChartConfiguration {
         },
       },
       scales: {
-        x: { stacked: props.series.some((s) => s.stack), ticks: { color: text, maxRotation: 0, autoSkip: true }, grid: { display: false } },
+        x: { stacked: props.series.some((s) => s.stack), ticks: { color: text, maxRotation: 0, autoSkip: true, autoSkipPadding: 16, maxTicksLimit: tickLimits(narrow).x }, grid: { display: false } },
         left: {
           position: 'left',
           beginAtZero: props.beginAtZero ?? true,
           stacked: props.series.some((s) => s.stack),
-          ticks: { color: text, callback: (v) => left(Number(v)) },
+          ticks: { color: text, maxTicksLimit: tickLimits(narrow).y, callback: (v) => left(Number(v)) },
           grid: { color: grid },
         },
-        ...(usesRight ? { right: { position: 'right' as const, beginAtZero: true, ticks: { color: text, callback: (v: string | number) => right(Number(v)) }, grid: { display: false } } } : {}),
+        ...(usesRight ? { right: { position: 'right' as const, beginAtZero: true, ticks: { color: text, maxTicksLimit: tickLimits(narrow).y, callback: (v: string | number) => right(Number(v)) }, grid: { display: false } } } : {}),
       },
     },
   };

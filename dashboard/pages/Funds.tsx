@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { CopyButton } from '../components/CopyButton.tsx';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
@@ -7,6 +7,9 @@ import { formatDate, formatUsd, shortHex } from '../format.ts';
 import { api, type Outputs } from '../trpc.ts';
 
 type Deposit = Outputs['deposits']['list']['deposits'][number];
+type Credit = Outputs['balanceHistory']['list']['entries'][number];
+
+const HISTORY_PAGE = 20;
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
@@ -35,6 +38,8 @@ export function Funds() {
       </section>
 
       {list.data?.depositAddress ? <ClaimForm /> : null}
+
+      <BalanceHistory />
 
       <section className="card" aria-labelledby="deposits-title">
         <h2 id="deposits-title">Your deposits</h2>
@@ -80,7 +85,7 @@ function ClaimForm() {
     mutationFn: (txHash: string) => api.deposits.claim.mutate({ txHash }),
     onSuccess: () => {
       setHash('');
-      for (const key of ['deposits.list', 'accounts.me', 'billing.get']) void queryClient.invalidateQueries({ queryKey: [key] });
+      for (const key of ['deposits.list', 'accounts.me', 'billing.get', 'balanceHistory.list']) void queryClient.invalidateQueries({ queryKey: [key] });
     },
   });
   const submit = (event: FormEvent<HTMLFormElement>) => {
@@ -187,5 +192,94 @@ function DepositTable({ deposits }: { deposits: Deposit[] }) {
         })}
       </tbody>
     </table>
+  );
+}
+
+/**
+ * What the balance is made of (GET /api/accounts/balance-history): every credit — a deposit or the
+ * operator's — newest first, with what was credited and spent in all. Read once when the page is shown
+ * (billed like an API call, at the standard rate); older credits on request. Not read when the balance
+ * does not cover a request (it would be refused): the page then says so instead.
+ */
+function BalanceHistory() {
+  const ids = useId();
+  const account = useQuery({ queryKey: ['accounts.me'], queryFn: () => api.accounts.me.query() });
+  const me = account.data;
+  const covered = me ? me.billingPlan === 'metered' || me.balanceUsd >= me.costPerRequestUsd : false;
+  const history = useInfiniteQuery({
+    queryKey: ['balanceHistory.list'],
+    queryFn: ({ pageParam }) => api.balanceHistory.list.query({ limit: HISTORY_PAGE, ...(pageParam ? { cursor: pageParam } : {}) }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+    enabled: covered,
+    refetchOnWindowFocus: false,
+  });
+  const pages = history.data?.pages ?? [];
+  const totals = pages[0]?.totals;
+  const credits = pages.flatMap((p) => p.entries);
+  return (
+    <section className="card" aria-labelledby={`${ids}-title`} aria-busy={account.isPending || (covered && history.isPending)}>
+      <h2 id={`${ids}-title`}>Your balance, explained</h2>
+      {me && !covered ? (
+        <p>
+          Your balance of {formatUsd(me.balanceUsd)} does not cover a request, and reading its history is billed like an API call: add funds (above) to see every credit and what
+          was spent.
+        </p>
+      ) : null}
+      {history.isError ? <ErrorMessage error={history.error} title="The balance history could not be loaded" /> : null}
+      {totals ? (
+        <dl className="facts facts-inline">
+          <dt>Credited</dt>
+          <dd>{formatUsd(totals.creditedUsd)}</dd>
+          <dt>Spent on requests</dt>
+          <dd>{formatUsd(totals.spentUsd)}</dd>
+          <dt>Balance</dt>
+          <dd className="figure">{formatUsd(totals.balanceUsd)}</dd>
+        </dl>
+      ) : null}
+      {totals ? (
+        <p className="muted small">
+          Credited (your deposits and the operator's credits) minus spent is your balance{me?.billingPlan === 'metered' ? ' (metered usage is invoiced, not taken from it)' : ''}. What
+          was spent is itemised on the <a href="#/usage">Usage</a> page. Reading this is billed like an API call.
+        </p>
+      ) : null}
+      {history.data && credits.length === 0 ? <p>No credits yet.</p> : null}
+      {credits.length ? (
+        <table className="table table-stack">
+          <caption className="visually-hidden">Credits to your balance</caption>
+          <thead>
+            <tr>
+              <th scope="col">Credited</th>
+              <th scope="col">Kind</th>
+              <th scope="col" className="num">Amount</th>
+              <th scope="col">Reference</th>
+            </tr>
+          </thead>
+          <tbody>
+            {credits.map((c: Credit) => (
+              <tr key={c.id}>
+                <th scope="row" data-label="Credited">
+                  {formatDate(c.createdAt)}
+                </th>
+                <td data-label="Kind">{c.kind === 'deposit' ? 'Deposit' : 'Operator credit'}</td>
+                <td data-label="Amount" className="num">
+                  {formatUsd(c.amountUsd)}
+                </td>
+                <td data-label="Reference">
+                  <code className="break" title={c.reference}>
+                    {c.kind === 'deposit' ? shortHex(c.reference.split(':')[2] ?? c.reference) : c.reference}
+                  </code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {history.hasNextPage ? (
+        <button type="button" className="button button-secondary" onClick={() => void history.fetchNextPage()} disabled={history.isFetchingNextPage}>
+          {history.isFetchingNextPage ? 'Loading…' : 'Show older credits'}
+        </button>
+      ) : null}
+    </section>
   );
 }

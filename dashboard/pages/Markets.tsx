@@ -6,6 +6,7 @@ import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { formatBillions, formatDate, formatUnitCost, formatUsd } from '../format.ts';
 import { api, problemOf, type ApiProblem, type Outputs } from '../trpc.ts';
 import { ValuationHistory } from './markets/ValuationHistory.tsx';
+import { outcomeOf } from './trading/events.ts';
 
 /**
  * Markets: every IPO valuation event with its implied valuation, the cost of a LONG and a
@@ -208,10 +209,19 @@ function winnerLabel(event: MarketEvent): string | null {
   return event.winningBandId ? (event.bands.find((b) => b.id === event.winningBandId)?.label ?? null) : null;
 }
 
+/** A return cell of an event that no longer trades: no live figure (the outcome is in the status). */
+const NO_RETURN = (
+  <>
+    <span aria-hidden="true">—</span>
+    <span className="visually-hidden">not trading</span>
+  </>
+);
+
 function MarketRowView({ row, selected, buttonRef, onShow }: { row: MarketRow; selected: boolean; buttonRef: (el: HTMLButtonElement | null) => void; onShow: () => void }) {
   const { event, summary, quote } = row;
   const v = quote?.valuation;
-  const winner = winnerLabel(event);
+  const outcome = outcomeOf(event);
+  const ret = (r: number | null | undefined) => (outcome ? NO_RETURN : formatReturn(r));
   return (
     <tr className={selected ? 'markets-selected' : undefined}>
       <th scope="row" data-label="Event">
@@ -220,10 +230,15 @@ function MarketRowView({ row, selected, buttonRef, onShow }: { row: MarketRow; s
       <td data-label="Status">
         <span className="markets-status-cell">
           <StatusBadge event={event} />
-          {winner ? (
+          {outcome && event.status !== 'closed' ? (
             <>
               {' '}
-              <span className="muted small">Won: {winner}</span>
+              <span className="small markets-outcome">{outcome}</span>
+            </>
+          ) : outcome ? (
+            <>
+              {' '}
+              <span className="muted small">{outcome}</span>
             </>
           ) : null}
         </span>
@@ -238,16 +253,16 @@ function MarketRowView({ row, selected, buttonRef, onShow }: { row: MarketRow; s
         {formatUnitCost(summary?.shortCost)}
       </td>
       <td data-label="LONG best return" className="num">
-        {formatReturn(v?.bestLongReturn)}
+        {ret(v?.bestLongReturn)}
       </td>
       <td data-label="LONG worst return" className="num">
-        {formatReturn(v?.worstLongReturn)}
+        {ret(v?.worstLongReturn)}
       </td>
       <td data-label="SHORT best return" className="num">
-        {formatReturn(v?.bestShortReturn)}
+        {ret(v?.bestShortReturn)}
       </td>
       <td data-label="SHORT worst return" className="num">
-        {formatReturn(v?.worstShortReturn)}
+        {ret(v?.worstShortReturn)}
       </td>
       <td data-label="Details" className="cell-actions">
         <button ref={buttonRef} type="button" className="button button-secondary" onClick={onShow} aria-current={selected ? 'true' : undefined}>
@@ -306,12 +321,13 @@ function EventDetail({ row, defaults, focusTick, onHide }: { row: MarketRow; def
       </p>
       {event.status !== 'open' ? (
         <p className="notice small">
-          This event no longer trades ({STATUS[event.status].help}). The prices, costs and returns below are the venue's current books, for reference only.
+          <strong>{outcomeOf(event)}.</strong> This event no longer trades: it has no returns to buy. The prices and costs below are the venue's last books,
+          for reference only.
         </p>
       ) : null}
       {quote.isPending ? <p className="muted">Loading…</p> : null}
       {quote.isError ? <ErrorMessage error={quote.error} title={q ? 'The quote could not be refreshed: showing the last prices' : 'This event could not be priced'} /> : null}
-      {q ? <QuoteView quote={q} custom={custom} /> : null}
+      {q ? <QuoteView quote={q} custom={custom} outcome={outcomeOf(event)} /> : null}
       <ValuationHistory eventId={event.id} eventName={event.name} />
       <FloorsForm
         key={floorsKnown ? 'known' : 'unknown'}
@@ -320,12 +336,12 @@ function EventDetail({ row, defaults, focusTick, onHide }: { row: MarketRow; def
         onApply={setFloors}
         busy={quote.isFetching && quote.isPlaceholderData}
       />
-      {q ? <BandsView quote={q} winner={winner} /> : null}
+      {q ? <BandsView quote={q} winner={winner} trading={event.status === 'open'} /> : null}
     </section>
   );
 }
 
-function QuoteView({ quote, custom }: { quote: Quote; custom: boolean }) {
+function QuoteView({ quote, custom, outcome }: { quote: Quote; custom: boolean; outcome: string | null }) {
   const v = quote.valuation;
   return (
     <div className="grid markets-facts">
@@ -351,16 +367,27 @@ function QuoteView({ quote, custom }: { quote: Quote; custom: boolean }) {
       <dl className="facts">
         <dt>LONG cost per unit</dt>
         <dd className="num">{formatUnitCost(v.longCost)}</dd>
-        <dt>LONG best return</dt>
-        <dd className="num">{formatReturn(v.bestLongReturn)}</dd>
-        <dt>LONG worst return</dt>
-        <dd className="num">{formatReturn(v.worstLongReturn)}</dd>
-        <dt>SHORT cost per unit</dt>
-        <dd className="num">{formatUnitCost(v.shortCost)}</dd>
-        <dt>SHORT best return</dt>
-        <dd className="num">{formatReturn(v.bestShortReturn)}</dd>
-        <dt>SHORT worst return</dt>
-        <dd className="num">{formatReturn(v.worstShortReturn)}</dd>
+        {outcome ? (
+          <>
+            <dt>SHORT cost per unit</dt>
+            <dd className="num">{formatUnitCost(v.shortCost)}</dd>
+            <dt>Outcome</dt>
+            <dd>{outcome}</dd>
+          </>
+        ) : (
+          <>
+            <dt>LONG best return</dt>
+            <dd className="num">{formatReturn(v.bestLongReturn)}</dd>
+            <dt>LONG worst return</dt>
+            <dd className="num">{formatReturn(v.worstLongReturn)}</dd>
+            <dt>SHORT cost per unit</dt>
+            <dd className="num">{formatUnitCost(v.shortCost)}</dd>
+            <dt>SHORT best return</dt>
+            <dd className="num">{formatReturn(v.bestShortReturn)}</dd>
+            <dt>SHORT worst return</dt>
+            <dd className="num">{formatReturn(v.worstShortReturn)}</dd>
+          </>
+        )}
       </dl>
     </div>
   );
@@ -440,7 +467,7 @@ function FloorsForm({ defaults, custom, onApply, busy }: { defaults: Floors | nu
   );
 }
 
-function BandsView({ quote, winner }: { quote: Quote; winner: string | null }) {
+function BandsView({ quote, winner, trading }: { quote: Quote; winner: string | null; trading: boolean }) {
   const name = quote.event.name;
   const bidAsk = new Map(quote.slippage.bandPrices.map((b) => [b.bandIndex, b]));
   const labels = quote.bands.map((b) => b.label);
@@ -456,7 +483,7 @@ function BandsView({ quote, winner }: { quote: Quote; winner: string | null }) {
           { label: 'Ask', kind: 'line', data: quote.bands.map((b) => bidAsk.get(b.bandIndex)?.ask ?? null) },
         ]}
         label={`Band prices of ${name}: the price of each of its ${quote.bands.length} bands as bars, best bid and ask as lines (the table below lists them)`}
-        format={(v) => formatUsd(v)}
+        format={(v) => formatUnitCost(v)}
       />
       <div className="markets-scroll" role="region" aria-label={`Bands of ${name} table`} tabIndex={0}>
         <table className="table table-stack markets-table">
@@ -508,7 +535,7 @@ function BandsView({ quote, winner }: { quote: Quote; winner: string | null }) {
                     {formatShare(b.longAllocation)}
                   </td>
                   <td data-label="LONG return if it wins" className="num">
-                    {formatReturn(b.longReturnIfWins)}
+                    {trading ? formatReturn(b.longReturnIfWins) : NO_RETURN}
                   </td>
                   <td data-label="SHORT weight" className="num">
                     {formatWeight(b.shortWeight)}
@@ -517,7 +544,7 @@ function BandsView({ quote, winner }: { quote: Quote; winner: string | null }) {
                     {formatShare(b.shortAllocation)}
                   </td>
                   <td data-label="SHORT return if it wins" className="num">
-                    {formatReturn(b.shortReturnIfWins)}
+                    {trading ? formatReturn(b.shortReturnIfWins) : NO_RETURN}
                   </td>
                 </tr>
               );

@@ -2,7 +2,7 @@ import './overview.css';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
-import { formatCount, formatDate, formatUsd } from '../format.ts';
+import { formatCount, formatDate, formatRate, formatUsd } from '../format.ts';
 import { api, type Outputs } from '../trpc.ts';
 
 type Session = Outputs['auth']['session'];
@@ -70,7 +70,7 @@ export function Overview({ session }: { session: Session }) {
               <dt>Plan</dt>
               <dd>{account.data.billingPlan === 'metered' ? 'Metered (billed monthly)' : 'Prepaid (paid from the balance)'}</dd>
               <dt>Cost per request</dt>
-              <dd>{formatUsd(account.data.costPerRequestUsd)}</dd>
+              <dd>{formatRate(account.data.costPerRequestUsd)}</dd>
               {account.data.billingPlan === 'metered' ? (
                 <>
                   <dt>Metered this month</dt>
@@ -83,6 +83,12 @@ export function Overview({ session }: { session: Session }) {
               <dt>Customer since</dt>
               <dd>{formatDate(account.data.createdAt)}</dd>
             </dl>
+          ) : null}
+          {account.data ? (
+            <p className="muted small">
+              Your balance is what was credited (your deposits and any credit from the operator) minus what requests cost: every credit is listed on{' '}
+              <a href="#/funds">Funds</a>.
+            </p>
           ) : null}
         </section>
 
@@ -155,7 +161,7 @@ function RunOutWarning({ account, dayCostUsd }: { account: Account; dayCostUsd: 
       </p>
       {balance < account.costPerRequestUsd ? (
         <p>
-          Your balance of {formatUsd(balance)} no longer covers a request ({formatUsd(account.costPerRequestUsd)} each): your API keys are refused (HTTP 402) until you
+          Your balance of {formatUsd(balance)} no longer covers a request ({formatRate(account.costPerRequestUsd)} each): your API keys are refused (HTTP 402) until you
           add funds. In the last 24 hours you spent {formatUsd(dayCostUsd)}.
         </p>
       ) : (

@@ -3,7 +3,7 @@ import { keepPreviousData, useMutation, useQuery, type UseQueryResult } from '@t
 import { useId, useMemo, useState } from 'react';
 import { Chart } from '../components/Chart.tsx';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
-import { formatCount, formatUsd } from '../format.ts';
+import { formatCount, formatRate, formatUsd } from '../format.ts';
 import { api, type Outputs } from '../trpc.ts';
 import { downloadText, fetchAllUsage, usageCsv, type UsageFilters } from '../usage-csv.ts';
 
@@ -466,7 +466,7 @@ function Records({
                   </td>
                   <td data-label="Key">{keyLabel(r.keyId, undefined, keyNames)}</td>
                   <td data-label="Cost" className="num">
-                    {formatUsd(r.costUsd)}
+                    {formatRate(r.costUsd)}
                   </td>
                 </tr>
               ))}

@@ -14,7 +14,7 @@
  * like a key's calls: the journeys' accounts are funded by the operator before the page signs in, and
  * a customer signing in at $0 is shown, on the overview, a notice to add funds (402), not an error.
  */
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { chromiumAvailable } from '../harness/chromium.ts';
 import {
@@ -60,6 +60,12 @@ async function programOf(context: BrowserContext, usd: number) {
   const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd }) });
   const open = (await (await fetch(`${origin}/api/trading/events`)).json()).events.filter((e: any) => e.status === 'open');
   return { accountId, who, open };
+}
+
+/** On a phone a long list shows its first rows and a "Show all" button: press it if there is one. */
+async function showAll(page: Page, name: RegExp) {
+  const button = page.getByRole('button', { name });
+  if (await button.count()) await button.click();
 }
 
 describe.skipIf(!available)('the dashboard in Chromium', () => {
@@ -122,11 +128,11 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByRole('img', { name: /QR code of the deposit address/ }).waitFor();
       await page.getByLabel('Transaction hash').fill(sent.transactionHash);
       await page.getByRole('button', { name: 'Claim' }).click();
-      await page.getByText('$12.345678').first().waitFor();
+      await page.getByText(formatUsd(12.345678)).first().waitFor();
       await shot(page, 'funds', width);
       await expectAccessible(page, 'funds');
       await page.getByRole('link', { name: 'Overview' }).click();
-      await page.getByText('$12.345678').first().waitFor();
+      await page.getByText(formatUsd(12.345678)).first().waitFor();
 
       // Trading: a program buys for one of the account's users through the API; the customer sees the
       // position live with its P&L and bands, sells it from the page (quote and protection first), and it is closed.
@@ -145,6 +151,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       expect(await row.getByRole('cell').nth(3).textContent()).toBe(formatUsd(listed.positions[0].cost)); // the cost basis (the value moves with the bids)
       await row.getByRole('button', { name: `Details of ${event.name} LONG position` }).click();
       await page.getByRole('img', { name: `Holdings of the ${event.name} LONG position: value held per token at the best bid, and the bid price per share` }).waitFor();
+      await showAll(page, /^Show all \d+ bands$/); // a phone shows the first 3 cards
       expect(await page.getByRole('table', { name: 'Holdings' }).getByRole('row').count()).toBe(1 + bought.body.orders.length);
       await shot(page, 'trading', width);
       await expectAccessible(page, 'trading');
@@ -171,6 +178,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       const pays = page.getByRole('table', { name: 'What it pays per band' });
       await pays.waitFor();
       expect(await pays.getByRole('row').count()).toBe(1 + ladder.bands.length);
+      await showAll(page, /^Show all \d+ tokens$/);
       expect(await page.getByRole('table', { name: 'Holdings' }).getByRole('row').filter({ hasText: /^(Yes|No): above/ }).count()).toBe(ladderBuy.body.orders.length);
       await shot(page, 'ladder-position', width);
       await expectAccessible(page, 'ladder position');
@@ -256,6 +264,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       body: JSON.stringify({ winningBandId: winner.id }),
     });
     expect(resolved.status).toBe(200);
+    await rig.t.services.marketData.refreshed(); // the event list (status, winning band) as of after the resolution
     const settled = (await (await rig.t.request('/api/trading/settlements', { headers: who.headers })).json()).settlements;
     expect(settled).toHaveLength(1);
 
@@ -263,6 +272,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     await page.getByLabel('Settled', { exact: true }).check();
     const row = page.getByRole('table', { name: /^Positions of/ }).getByRole('row').filter({ hasText: event.name });
     await row.getByText('Settled', { exact: true }).waitFor();
+    await row.getByText(`Resolved: ${winner.label}`).waitFor(); // the event's outcome, not live figures
     const settlementRow = page.getByRole('table', { name: 'Settlements' }).getByRole('row').filter({ hasText: event.name });
     await settlementRow.getByText(`Resolved: ${winner.label}`).waitFor();
     expect(await settlementRow.getByRole('cell').nth(2).textContent()).toBe(formatUsd(settled[0].proceeds));

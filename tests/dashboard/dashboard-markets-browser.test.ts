@@ -128,7 +128,8 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
       const table = page.getByRole('table', { name: 'IPO valuation events' });
       await table.waitFor();
 
-      // Every event the API lists, with its status in words (and the winning band of a resolved one).
+      // Every event the API lists, with its status in words and, once it no longer trades, its outcome
+      // (the winning band of a resolved one) instead of live returns.
       const { events } = await getJson<Events>('/trading/events');
       expect(events.length).toBeGreaterThan(1);
       expect(new Set(events.map((e) => e.status)).size).toBeGreaterThan(1); // the seed has open, closed and resolved events
@@ -139,7 +140,12 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
         const row = rows.find((r) => r.name === e.name)!;
         expect(row.status).toMatch(new RegExp(`\\b${STATUS_WORD[e.status]}\\b`));
         const winner = e.bands.find((b) => b.id === e.winningBandId);
-        if (winner) expect(row.status).toContain(`Won: ${winner.label}`);
+        const outcome = { open: null, closed: 'Closed, awaiting the outcome', resolved: `Resolved: ${winner?.label ?? e.winningBandId}`, voided: 'Voided' }[e.status];
+        if (outcome) expect(row.status).toContain(outcome);
+        else expect(row.status).not.toMatch(/Resolved:|Voided|awaiting/);
+        if (outcome) {
+          for (const col of ['LONG best return', 'LONG worst return', 'SHORT best return', 'SHORT worst return']) expect(`${e.name} ${col}: ${row.cells[col]}`).toBe(`${e.name} ${col}: —not trading`);
+        }
       }
 
       // Implied valuation and costs of every event are valuation/all's; the returns of a few, the events' own quotes — of the snapshot shown.
@@ -166,6 +172,7 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
         });
       }
       sampled.forEach((e, i) => {
+        if (e.status !== 'open') return; // no live returns: its outcome (above)
         const q = quotes[i]!.valuation;
         const row = shown.rows.find((r) => r.name === e.name)!;
         expect([row.cells['LONG best return'], row.cells['LONG worst return'], row.cells['SHORT best return'], row.cells['SHORT worst return']]).toEqual(
@@ -237,6 +244,11 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
       const winner = resolved.bands.find((b) => b.id === resolved.winningBandId)!;
       expect(await bandsTable.locator('tbody tr', { hasText: 'Won' }).locator('.markets-band-label').allTextContents()).toEqual([winner.label]);
       await page.getByText('This event no longer trades').waitFor();
+      // Its outcome, not live returns.
+      const resolvedDetail = await readDetail(page, resolved.name);
+      expect(resolvedDetail.facts.Outcome).toBe(`Resolved: ${winner.label}`);
+      expect(resolvedDetail.facts['LONG best return']).toBeUndefined();
+      expect(await bandsTable.locator('td[data-label="LONG return if it wins"]').first().textContent()).toBe('—not trading');
       await expectAccessible(page, `resolved event detail at ${width} px`);
 
       // Back to the open event for the picture and the accessibility check with the detail open.

@@ -18,7 +18,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
-import { formatCount, formatUsd } from '../../dashboard/format.ts';
+import { formatCount, formatRate, formatUsd } from '../../dashboard/format.ts';
 import { csvField, fetchAllUsage, usageCsv, type UsageListInput, type UsageRecord } from '../../dashboard/usage-csv.ts';
 import { DASHBOARD_KEY } from '../harness/app.ts';
 import { chromiumAvailable } from '../harness/chromium.ts';
@@ -228,7 +228,7 @@ const keyName = (keyId: string | null, names: Map<string, string>) => (keyId ===
 
 /** The records table's rows as the page shows them, from the API's records. */
 const shownAs = (records: UsageRecord[], names: Map<string, string>) =>
-  records.map((r) => [`${r.timestamp.slice(0, 10)} ${r.timestamp.slice(11, 19)}`, r.method, r.path, keyName(r.keyId, names), formatUsd(r.costUsd)]);
+  records.map((r) => [`${r.timestamp.slice(0, 10)} ${r.timestamp.slice(11, 19)}`, r.method, r.path, keyName(r.keyId, names), formatRate(r.costUsd)]);
 
 /** The per-route and per-key tables as the page shows them, from a summary (the API's, or records summed). */
 type Summary = ReturnType<typeof summarise>;

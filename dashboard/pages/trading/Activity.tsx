@@ -2,12 +2,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { formatDate, formatShares, formatSignedUsd, formatUsd, pnlClass } from '../../format.ts';
+import { formatDate, formatShares, formatSignedUsd, formatUnitCost, formatUsd, pnlClass } from '../../format.ts';
 import { forUser } from '../../trpc.ts';
+import { useCompact } from './compact.tsx';
 import { LIVE_MS, useNames } from './events.ts';
 
 const LATEST = 25;
-
 export function Activity({ userId }: { userId: string }) {
   return (
     <>
@@ -23,6 +23,7 @@ function Orders({ userId }: { userId: string }) {
   const names = useNames();
   const orders = useQuery({ queryKey: ['orders.list', userId], queryFn: () => forUser(userId).orders.list.query({ limit: LATEST }), refetchInterval: LIVE_MS });
   const rows = orders.data?.orders ?? [];
+  const { shown, more } = useCompact(rows, 'orders');
   return (
     <section className="card" aria-labelledby={`${ids}-title`} aria-busy={orders.isPending}>
       <h2 id={`${ids}-title`}>Orders</h2>
@@ -47,7 +48,7 @@ function Orders({ userId }: { userId: string }) {
               </tr>
             </thead>
             <tbody>
-              {rows.map((o) => (
+              {shown.map((o) => (
                 <tr key={o.id}>
                   <th scope="row" data-label="Placed">
                     {formatDate(o.createdAt)}
@@ -59,7 +60,7 @@ function Orders({ userId }: { userId: string }) {
                     {formatShares(o.filled)} of {formatShares(o.size)}
                   </td>
                   <td data-label="Price" className="num">
-                    {formatUsd(o.price)}
+                    {formatUnitCost(o.price)}
                   </td>
                   <td data-label="Status">
                     {o.status}
@@ -69,6 +70,7 @@ function Orders({ userId }: { userId: string }) {
               ))}
             </tbody>
           </table>
+          {more}
         </>
       ) : null}
     </section>
@@ -81,6 +83,7 @@ function History({ userId }: { userId: string }) {
   const eventName = names.event;
   const history = useQuery({ queryKey: ['orders.history', userId], queryFn: () => forUser(userId).orders.history.query({ limit: LATEST }), refetchInterval: LIVE_MS });
   const rows = history.data?.trades ?? [];
+  const { shown, more } = useCompact(rows, 'trades');
   const summary = history.data?.summary;
   return (
     <section className="card" aria-labelledby={`${ids}-title`} aria-busy={history.isPending}>
@@ -113,7 +116,7 @@ function History({ userId }: { userId: string }) {
             </tr>
           </thead>
           <tbody>
-            {rows.map((t) => (
+            {shown.map((t) => (
               <tr key={t.id}>
                 <th scope="row" data-label="Time">
                   {formatDate(t.timestamp)}
@@ -136,6 +139,7 @@ function History({ userId }: { userId: string }) {
           </tbody>
         </table>
       ) : null}
+      {more}
     </section>
   );
 }
@@ -146,6 +150,7 @@ function Settlements({ userId }: { userId: string }) {
   const eventName = names.event;
   const settlements = useQuery({ queryKey: ['settlements.list', userId], queryFn: () => forUser(userId).settlements.list.query({ limit: LATEST }), refetchInterval: 30_000 });
   const rows = settlements.data?.settlements ?? [];
+  const { shown, more } = useCompact(rows, 'settlements');
   const summary = settlements.data?.summary;
   return (
     <section className="card" aria-labelledby={`${ids}-title`} aria-busy={settlements.isPending}>
@@ -178,7 +183,7 @@ function Settlements({ userId }: { userId: string }) {
             </tr>
           </thead>
           <tbody>
-            {rows.map((s) => (
+            {shown.map((s) => (
               <tr key={s.id}>
                 <th scope="row" data-label="Settled">
                   {formatDate(s.settledAt)}
@@ -199,6 +204,7 @@ function Settlements({ userId }: { userId: string }) {
           </tbody>
         </table>
       ) : null}
+      {more}
     </section>
   );
 }

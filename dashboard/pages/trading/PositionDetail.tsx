@@ -6,19 +6,22 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState } from 'react';
 import { Chart } from '../../components/Chart.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { formatDate, formatShares, formatSignedUsd, formatUsd, pnlClass } from '../../format.ts';
+import { formatDate, formatShares, formatSignedUsd, formatUnitCost, formatUsd, pnlClass } from '../../format.ts';
 import { forUser } from '../../trpc.ts';
 import { LIVE_MS } from './events.ts';
 import { SellPanel } from './SellPanel.tsx';
+import { useCompact } from './compact.tsx';
 
 interface Props {
   userId: string;
   positionId: string;
   eventName: (eventId: string) => string;
+  /** The event's outcome once it no longer trades (then nothing is sold from here). */
+  outcome: (eventId: string) => string | null;
   onClose: () => void;
 }
 
-export function PositionDetail({ userId, positionId, eventName, onClose }: Props) {
+export function PositionDetail({ userId, positionId, eventName, outcome, onClose }: Props) {
   const ids = useId();
   const heading = useRef<HTMLHeadingElement>(null);
   // A sale started here stays on screen after the position closes: its answer, or its retry when the
@@ -31,6 +34,7 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
   const bands = (p?.holdings ?? []).map((b) => ({ ...b, name: b.label ?? b.tokenId, value: b.tokens * b.currentPrice }));
   // A ladder position holds threshold tokens: what they pay per band is shown apart.
   const ladder = (p?.holdings ?? []).some((h) => /:(yes|no)$/.test(h.tokenId));
+  const { shown: shownBands, more: moreBands } = useCompact(bands, ladder ? 'tokens' : 'bands');
 
   return (
     <section className="detail" aria-labelledby={`${ids}-title`} aria-busy={detail.isPending}>
@@ -49,9 +53,9 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
             <dt>Status</dt>
             <dd>{p.status}</dd>
             <dt>Entry price per unit</dt>
-            <dd>{formatUsd(p.entryPrice)}</dd>
+            <dd>{formatUnitCost(p.entryPrice)}</dd>
             <dt>Price per unit now</dt>
-            <dd>{formatUsd(p.currentPrice)}</dd>
+            <dd>{formatUnitCost(p.currentPrice)}</dd>
             <dt>Value at the bids</dt>
             <dd className="figure">{formatUsd(p.currentValue)}</dd>
             <dt>Unrealized P&amp;L</dt>
@@ -87,6 +91,7 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
                 { label: 'Bid per share', data: bands.map((b) => b.currentPrice), kind: 'line', axis: 'right' },
               ]}
               format={(v) => formatUsd(v)}
+              formatRight={(v) => formatUnitCost(v)}
             />
           ) : null}
           <table className="table table-stack">
@@ -101,7 +106,7 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
               </tr>
             </thead>
             <tbody>
-              {bands.map((b) => (
+              {shownBands.map((b) => (
                 <tr key={b.tokenId}>
                   <th scope="row" data-label={ladder ? 'Token' : 'Band'}>
                     {b.name}
@@ -110,10 +115,10 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
                     {formatShares(b.tokens)}
                   </td>
                   <td data-label="Paid per share" className="num">
-                    {formatUsd(b.entryPrice)}
+                    {formatUnitCost(b.entryPrice)}
                   </td>
                   <td data-label="Bid per share" className="num">
-                    {formatUsd(b.currentPrice)}
+                    {formatUnitCost(b.currentPrice)}
                   </td>
                   <td data-label="Value" className="num">
                     {formatUsd(b.value)}
@@ -122,6 +127,7 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
               ))}
             </tbody>
           </table>
+          {moreBands}
           {ladder ? (
             <table className="table table-stack">
               <caption>What it pays per band</caption>
@@ -145,7 +151,11 @@ export function PositionDetail({ userId, positionId, eventName, onClose }: Props
               </tbody>
             </table>
           ) : null}
-          {p.status === 'open' || saleStarted ? <SellPanel userId={userId} positionId={p.id} title={title} onSaleStarted={() => setSaleStarted(true)} /> : null}
+          {p.status === 'open' && outcome(p.eventId) && !saleStarted ? (
+            <p className="notice">
+              <strong>{outcome(p.eventId)}.</strong> The event no longer trades: this position cannot be sold; it settles when the outcome is published.
+            </p>
+          ) : p.status === 'open' || saleStarted ? <SellPanel userId={userId} positionId={p.id} title={title} onSaleStarted={() => setSaleStarted(true)} /> : null}
         </>
       ) : null}
     </section>

@@ -85,7 +85,7 @@ export function Positions({ userId }: { userId: string }) {
             </thead>
             <tbody>
               {rows.map((p) => (
-                <PositionRow key={p.id} position={p} name={eventName(p.eventId)} open={openId === p.id} onToggle={() => setOpenId(openId === p.id ? null : p.id)} />
+                <PositionRow key={p.id} position={p} name={eventName(p.eventId)} outcome={names.outcome(p.eventId)} open={openId === p.id} onToggle={() => setOpenId(openId === p.id ? null : p.id)} />
               ))}
             </tbody>
           </table>
@@ -97,6 +97,7 @@ export function Positions({ userId }: { userId: string }) {
           userId={userId}
           positionId={openId}
           eventName={eventName}
+          outcome={names.outcome}
           onClose={() => {
             // Focus goes back to the button that opened it, not to the page's top.
             document.getElementById(detailsButtonId(openId))?.focus();
@@ -110,7 +111,7 @@ export function Positions({ userId }: { userId: string }) {
 
 const detailsButtonId = (positionId: string) => `details-${positionId}`;
 
-function PositionRow({ position: p, name, open, onToggle }: { position: Position; name: string; open: boolean; onToggle: () => void }) {
+function PositionRow({ position: p, name, outcome, open, onToggle }: { position: Position; name: string; outcome: string | null; open: boolean; onToggle: () => void }) {
   return (
     <tr>
       <th scope="row" data-label="Event">
@@ -119,6 +120,12 @@ function PositionRow({ position: p, name, open, onToggle }: { position: Position
       <td data-label="Side">{p.side}</td>
       <td data-label="Status">
         <span className={`badge badge-position-${p.status}`}>{p.status[0]!.toUpperCase() + p.status.slice(1)}</span>
+        {outcome ? (
+          <>
+            {' '}
+            <span className="small">{outcome}</span>
+          </>
+        ) : null}
       </td>
       <td data-label="Units" className="num">
         {formatShares(p.size)}

@@ -10,7 +10,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { microsToUsd, usdToMicros } from '../../../server/lib/money.ts';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
-import { formatShares, formatSignedUsd, formatUsd, pnlClass } from '../../format.ts';
+import { formatShares, formatSignedUsd, formatUnitCost, formatUsd, pnlClass } from '../../format.ts';
 import { forUser, problemOf, saleClient, type Outputs } from '../../trpc.ts';
 import { useNames } from './events.ts';
 
@@ -157,11 +157,11 @@ export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId
             <dt>Proceeds at the bids now (before venue fees)</dt>
             <dd className="figure">{formatUsd(quoted.quote.totalProceeds)}</dd>
             <dt>Average per unit</dt>
-            <dd>{formatUsd(quoted.quote.averagePrice)}</dd>
+            <dd>{formatUnitCost(quoted.quote.averagePrice)}</dd>
             <dt>Estimated P&amp;L</dt>
             <dd className={pnlClass(quoted.quote.estimatedPnl)}>{formatSignedUsd(quoted.quote.estimatedPnl)}</dd>
             <dt>Price protection</dt>
-            <dd>{minAveragePrice === null ? '—' : <>refused below {formatUsd(minAveragePrice)} per unit</>}</dd>
+            <dd>{minAveragePrice === null ? '—' : <>refused below {formatUnitCost(minAveragePrice)} per unit</>}</dd>
           </dl>
           {!quoted.quote.allSellable ? (
             <p className="notice notice-warning">
@@ -189,7 +189,7 @@ export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId
                     {formatShares(b.shares)}
                   </td>
                   <td data-label="Worst bid reached" className="num">
-                    {formatUsd(b.worstPrice)}
+                    {formatUnitCost(b.worstPrice)}
                   </td>
                   <td data-label="Proceeds" className="num">
                     {formatUsd(b.proceeds)}
