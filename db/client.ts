@@ -2,7 +2,7 @@
  * Opens the database: PostgreSQL through postgres.js when a postgres:// URL is given, otherwise the
  * embedded PGlite (a data directory, or memory). Both speak the same drizzle schema and migrations.
  */
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -11,6 +11,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { restoreTemplate, templateFor } from './pglite-template.ts';
 import * as schema from './schema.ts';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -150,6 +151,29 @@ function stopFetchingTypes(client: postgres.Sql) {
   client.options.fetch_types = false;
 }
 
+/**
+ * PostgreSQL's shared buffers inside PGlite. Its default (initdb's 128MB) is allocated zero-filled in
+ * the WebAssembly memory at start, so it is resident from the first second and never given back
+ * (WebAssembly memory does not shrink): 125 MB of the 280 MB an idle embedded database took. Pages
+ * not in the buffers are read from the data directory's files, which the kernel caches. Only memory
+ * changes: what is written, and when, is as before. docs/performance.md has the measurements.
+ */
+export const PGLITE_SHARED_BUFFERS = '16MB';
+
+/**
+ * How the server opens its embedded database: PGlite's start parameters plus ours, and an empty
+ * directory restored from the template first (pglite-template.ts: with `tar`, else by PGlite itself).
+ */
+export function pgliteOptions(dataDir: string | undefined): PGliteOptions {
+  restoreTemplate(dataDir);
+  return {
+    dataDir,
+    extensions: { pg_trgm },
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+    loadDataDir: templateFor(dataDir),
+  };
+}
+
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if (target.kind === 'postgres') {
     const poolSize = target.poolSize ?? 10;
@@ -170,12 +194,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       poolUsage: () => ({ size: poolSize, inFlight: pool.inFlight() }),
     };
   }
-  const client =
-    target.client ??
-    new PGlite({
-      dataDir: target.dataDir === ':memory:' || !target.dataDir ? undefined : target.dataDir,
-      extensions: { pg_trgm },
-    });
+  const dataDir = target.dataDir === ':memory:' || !target.dataDir ? undefined : target.dataDir;
+  const client = target.client ?? new PGlite(pgliteOptions(dataDir));
   await client.waitReady;
   const logger = target.onQuery ? { logQuery: target.onQuery } : undefined;
   const pool = countInFlight(client, 'query', 'transaction');

@@ -50,7 +50,7 @@ const input = optionalParams(
       .optional(),
     ...listFilterShape(),
   },
-  { ordered: RANGE_PARAMETERS as never }, // the list's rule on bounds
+  { ordered: RANGE_PARAMETERS }, // the list's rule on bounds
 ) as unknown as z.ZodType<ExportInput, SentInput | undefined>;
 
 /** What a call costs: a private-company request per started thousand matching rows (at least one), counted now. */

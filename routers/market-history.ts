@@ -7,8 +7,10 @@ import { z } from 'zod';
 import { canonicalEventId } from '../server/events/resolve.ts';
 import { valuationHistory } from '../server/history/valuation-history.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
-import { publicProcedure } from '../server/platform/procedures/base.ts';
-import { isoInstant, isoString, optionalParams, wholeNumber } from './params.ts';
+import { dashboardProcedure, publicProcedure } from '../server/platform/procedures/base.ts';
+import { backfillCandles, MAX_POINTS_PER_CALL } from '../server/history/backfill.ts';
+import { ApiError } from '../server/errors.ts';
+import { isoInstant, isoString, optionalParams, wholeNumber, withRules } from './params.ts';
 
 const TAGS = ['Trading market data'];
 
@@ -73,5 +75,65 @@ export const marketHistoryRouter = router({
     .query(async ({ ctx, input }) => {
       const eventId = await canonicalEventId(ctx.services, input.eventSlug, 'eventSlug');
       return valuationHistory(ctx.services, { ...input, eventId });
+    }),
+
+  backfill: dashboardProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/trading/valuation/history/backfill',
+        tags: ['Operations'],
+        summary: 'Fill in finished candles of a past range, on the server that runs (what npm run history:backfill calls when the server holds the embedded database)',
+        description:
+          'For operators (a dashboard key, and x-account-id naming the operator\'s own account). The backfill of docs/history.md: on the paper venue the past books are computed, on the live venue Polymarket\'s price history is read. Idempotent: a candle already there (recorded or backfilled) is never replaced, so a second call writes nothing. One line per event, as the command prints. On the paper venue one call computes at most 100,000 points per event (range ÷ stepSeconds): a longer range is a 400 (the command splits it into calls).',
+        errorResponses: [400],
+      },
+    })
+    .input(
+      withRules(
+        z.strictObject({
+          interval: z.enum(['1m', '1h', '1d']).meta({ description: 'The candles to write', example: '1h' }),
+          from: isoInstant({ description: 'Start of the range (the candle holding it is the first): an ISO 8601 date or date-time' }).meta({ example: '2026-11-01' }),
+          to: isoInstant({ endOfDay: true, description: 'End of the range, inclusive; default now (only candles that have ended are written)' }).meta({ example: '2026-11-20' }).optional(),
+          events: z.array(z.string().min(1).max(200)).min(1).max(50).meta({ description: 'Event ids (ours, a venue slug or an alias); default every listed event', example: ['openai-ipo'] }).optional(),
+          stepSeconds: wholeNumber({ min: 1, max: 86_400 }).meta({ description: 'Paper venue: seconds between computed points; must divide the interval (default 60 for 1m and 1h, 900 for 1d)', example: 60 }).optional(),
+          fidelity: wholeNumber({ min: 1, max: 1440 }).meta({ description: 'Live venue: minutes between price points read from Polymarket', example: 1 }).optional(),
+        }),
+        { ordered: [['from', 'to']] },
+      ),
+    )
+    .output(
+      z.object({
+        lines: z.array(
+          z.object({
+            event: z.string(),
+            interval: z.enum(['1m', '1h', '1d']),
+            venue: z.enum(['paper', 'polymarket']),
+            candles: z.number().int().optional().meta({ description: 'Candles computed' }),
+            written: z.number().int().optional().meta({ description: 'Of them, newly written (the rest were already there)' }),
+            points: z.number().int().optional().meta({ description: 'Points the candles were built from' }),
+            fidelity: z.number().int().optional(),
+            skipped: z.string().optional().meta({ description: 'Why this event was not backfilled' }),
+            problems: z.array(z.string()).meta({ description: 'What went wrong for this event (an unknown id, the venue not answering)' }),
+          }),
+        ),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      try {
+        const lines = await backfillCandles(ctx.services, {
+          interval: input.interval,
+          from: input.from,
+          to: input.to,
+          events: input.events,
+          stepMs: input.stepSeconds === undefined ? undefined : input.stepSeconds * 1000,
+          fidelity: input.fidelity,
+          maxPointsPerEvent: MAX_POINTS_PER_CALL,
+        });
+        return { lines };
+      } catch (error) {
+        if (error instanceof RangeError) throw new ApiError('BAD_REQUEST', error.message.replace(/^step:/, 'stepSeconds:'));
+        throw error;
+      }
     }),
 });

@@ -71,6 +71,7 @@ export function parseIsoInstant(text: string, opts: { endOfDay?: boolean } = {})
 export function isoInstant(opts: { endOfDay?: boolean; description?: string } = {}) {
   return z
     .string()
+    .max(40, { error: NOT_ISO, abort: true }) // the longest form, 2026-11-22T06:00:00.123456789+05:30, is 35
     .meta({ description: opts.description, example: '2026-11-22' })
     .transform((s, ctx) => {
       const parsed = parseIsoInstant(s, opts);

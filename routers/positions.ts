@@ -86,16 +86,30 @@ export const positionsRouter = router({
         path: '/trading/positions/{id}',
         tags: TAGS,
         summary: 'One position with its bands',
-        description: 'One position of the user: its totals like the list, its floors, why a failed buy was unwound, and each band\'s shares with the price paid and the best bid now. 404 POSITION_NOT_FOUND for another user\'s position.',
+        description:
+          'One position of the user: its totals like the list, its floors, why a failed buy was unwound, each band\'s shares with the price paid and the best bid now, and the percentages a sale of it accepts (partialSaleRange). 404 POSITION_NOT_FOUND for another user\'s position.',
         errorResponses: [404],
       },
     })
     .input(positionId)
-    .output(detailShape)
+    .output(
+      detailShape.extend({
+        partialSaleRange: z
+          .object({
+            lowest: z.number().meta({ description: 'The smallest partial percentage a sale accepts now (two decimals)', example: 12.5 }),
+            highest: z.number().meta({ description: 'The largest partial percentage a sale accepts now (two decimals, under 100)', example: 87.5 }),
+          })
+          .nullable()
+          .meta({
+            description:
+              "The percentages POST /api/trading/sell accepts now, before asking: a partial sale from lowest to highest (every band sells the same fraction, none left under the venue minimum), or 100%. null when only 100% works, or when the position is not open. The same rule the sale and its quote apply (their partialSaleRange), on the shares not held by sales still running.",
+          }),
+      }),
+    )
     .query(async ({ ctx, input }) => {
       const { position, bands, realizedMicros } = await getPosition(ctx.services.database.db, ctx.user, input.id);
       const snapshot = await ctx.services.marketData.snapshot();
-      return positionDetail(position, bands, snapshot.events.find((e) => e.id === position.eventId), snapshot.books, realizedMicros);
+      return positionDetail(position, bands, snapshot.events.find((e) => e.id === position.eventId), snapshot.books, realizedMicros, ctx.services.venue.rules);
     }),
 
   value: userProcedure

@@ -37,21 +37,40 @@ export interface DatasetReport {
   invalid: Array<RowResult & { file: string; sourceId: string | null }>;
 }
 
-export async function loadDataset(dir: URL = DATASET_DIR, selection: DatasetSelection = datasetSelection()): Promise<DatasetReport> {
+/** One file of the dataset, validated (sourceIds checked against every file before it). */
+export interface DatasetFile extends DatasetReport {
+  file: string;
+}
+
+/**
+ * The dataset a file at a time, in the order loadDataset reads it, so a caller can drop each file's
+ * records before the next is read (the seed does: docs/performance.md).
+ */
+export async function* datasetFiles(dir: URL = DATASET_DIR, selection: DatasetSelection = datasetSelection()): AsyncGenerator<DatasetFile> {
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   const seen = new Map<string, string>();
-  const records: CompanyRecord[] = [];
-  const invalid: DatasetReport['invalid'] = [];
   const keep = selection === 'sample' ? sampler() : () => true;
   for (const file of files) {
     const all = (await Bun.file(new URL(file, dir)).json()) as unknown[];
     if (!Array.isArray(all)) throw new Error(`${file}: must hold a JSON array of company records`);
     const rows = all.filter(keep);
+    const records: CompanyRecord[] = [];
+    const invalid: DatasetReport['invalid'] = [];
     for (const result of validateRows(rows.map((value, i) => ({ line: i + 1, value })), seen, file)) {
       const raw = rows[result.line - 1] as { sourceId?: unknown } | null;
       if (result.issues.length) invalid.push({ ...result, file, sourceId: typeof raw?.sourceId === 'string' ? raw.sourceId : null });
       else records.push(result.record!);
     }
+    yield { file, records, invalid };
+  }
+}
+
+export async function loadDataset(dir: URL = DATASET_DIR, selection: DatasetSelection = datasetSelection()): Promise<DatasetReport> {
+  const records: CompanyRecord[] = [];
+  const invalid: DatasetReport['invalid'] = [];
+  for await (const file of datasetFiles(dir, selection)) {
+    records.push(...file.records);
+    invalid.push(...file.invalid);
   }
   return { records, invalid };
 }

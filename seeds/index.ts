@@ -6,16 +6,16 @@ import type { Db } from '../db/client.ts';
 import type { Logger } from '../server/lib/logger.ts';
 import { companiesSeed } from './companies.ts';
 import { eventsSeed } from './events.ts';
-import type { SeedStep } from './step.ts';
+import type { SeedOptions, SeedStep } from './step.ts';
 
-export type { SeedStep } from './step.ts';
+export type { SeedOptions, SeedStep } from './step.ts';
 
 /** The steps, in dependency order. Each data area registers its step here. */
 export const seedSteps: SeedStep[] = [companiesSeed, eventsSeed];
 
-export async function seedDatabase(db: Db, logger: Logger, steps: SeedStep[] = seedSteps) {
+export async function seedDatabase(db: Db, logger: Logger, steps: SeedStep[] = seedSteps, options: SeedOptions = {}) {
   for (const step of steps) {
-    const result = await step.run(db);
+    const result = await step.run(db, options);
     logger.info('seeded', { step: step.name, ...result });
   }
 }

@@ -159,7 +159,7 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((v, ctx) => {
-      const n = v === undefined ? 0 : /^\d+(\.\d+)?$/.test(v) ? Number(v) : NaN;
+      const n = v === undefined ? 0.03 : /^\d+(\.\d+)?$/.test(v) ? Number(v) : NaN;
       if (!(n >= 0 && n <= 0.5)) {
         ctx.addIssue({ code: 'custom', message: 'must be a price amplitude from 0 to 0.5' });
         return z.NEVER;
@@ -169,6 +169,7 @@ const envSchema = z.object({
   MARKET_DATA_TTL_MS: int(2000, 0, 600_000),
   MARKET_RECORD_INTERVAL_MS: int(2000, 0, 600_000),
   CANDLE_MINUTE_RETENTION_DAYS: int(30, 1, 3650),
+  HISTORY_FILL_INTERVAL_MS: int(3_600_000, 0, 86_400_000),
   STREAM_HEARTBEAT_MS: int(15_000, 1000, 600_000),
   STREAM_MAX_PER_KEY: int(5, 1, 10_000),
   STREAM_MAX_PER_ACCOUNT: int(20, 1, 100_000),
@@ -179,6 +180,11 @@ const envSchema = z.object({
   WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: int(2, 1, 1000),
   WEBHOOK_RETRY_HOURS: int(24, 1, 720),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean(false),
+  WEBHOOK_LOCAL_RECEIVERS: z
+    .string()
+    .optional()
+    .transform((v) => csv(v).map((s) => s.toLowerCase()))
+    .pipe(z.array(z.string().regex(/^(localhost|127\.0\.0\.1|\[::1\]):([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/, 'must list receivers on this machine as host:port, e.g. localhost:9000 (host localhost, 127.0.0.1 or [::1])'))),
   BALANCE_LOW_USD: usdAmount('1', '1'),
   PAPER_STARTING_BALANCE_USD: usdAmount('10000', '10000'),
   VENUE_TIMEOUT_MS: int(10_000, 100, 120_000),
@@ -272,7 +278,7 @@ export interface Config {
    * Market data over time: how often the recorder takes a snapshot for candles and live
    * streams (0: never, e.g. in tests that drive it by hand), and how long 1-minute candles are kept.
    */
-  marketRecord: { intervalMs: number; oneMinuteRetentionDays: number };
+  marketRecord: { intervalMs: number; oneMinuteRetentionDays: number; fillIntervalMs: number };
   /**
    * Live streams : heartbeat period; private streams one credential (key or session) and
    * one account (all its credentials) may hold open; streams of any kind one client address may hold open.
@@ -282,7 +288,9 @@ export interface Config {
    * Signed webhooks: worker period (0: off), one delivery's deadline, how long retries go on, SSRF guard;
    * fairness: the deadline of an endpoint that timed out twice in a row, attempts of one account in flight per instance.
    */
-  webhooks: { intervalMs: number; timeoutMs: number; retryHours: number; allowPrivateNetworks: boolean; slowTimeoutMs: number; maxInFlightPerAccount: number };
+  webhooks: { intervalMs: number; timeoutMs: number; retryHours: number; allowPrivateNetworks: boolean; slowTimeoutMs: number; maxInFlightPerAccount: number;
+    /** WEBHOOK_LOCAL_RECEIVERS: loopback host:port pairs a development server may deliver to (server/webhooks/ssrf.ts, localReceiversOf). */
+    localReceivers: string[] };
   /** A prepaid balance under this (micro-USD) emits balance.low once per crossing. */
   balanceLowMicros: number;
   /** Deadline of one venue call; an order whose placement outlives it stays PENDING for orders/sync. */
@@ -366,10 +374,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stripe: { secretKey: e.STRIPE_SECRET_KEY, apiBase: e.STRIPE_API_BASE.replace(/\/$/, ''), meterEventName: e.STRIPE_METER_EVENT_NAME, exportIntervalMs: e.METER_EXPORT_INTERVAL_MS },
     paper: { seed: e.PAPER_SEED, drift: e.PAPER_DRIFT, startingBalanceMicros: e.PAPER_STARTING_BALANCE_USD },
     marketDataTtlMs: e.MARKET_DATA_TTL_MS,
-    marketRecord: { intervalMs: e.MARKET_RECORD_INTERVAL_MS, oneMinuteRetentionDays: e.CANDLE_MINUTE_RETENTION_DAYS },
+    marketRecord: { intervalMs: e.MARKET_RECORD_INTERVAL_MS, oneMinuteRetentionDays: e.CANDLE_MINUTE_RETENTION_DAYS, fillIntervalMs: e.HISTORY_FILL_INTERVAL_MS },
     streams: { heartbeatMs: e.STREAM_HEARTBEAT_MS, maxPerKey: e.STREAM_MAX_PER_KEY, maxPerAccount: e.STREAM_MAX_PER_ACCOUNT, maxPerIp: e.STREAM_MAX_PER_IP },
     webhooks: { intervalMs: e.WEBHOOK_INTERVAL_MS, timeoutMs: e.WEBHOOK_TIMEOUT_MS, retryHours: e.WEBHOOK_RETRY_HOURS, allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-      slowTimeoutMs: e.WEBHOOK_SLOW_TIMEOUT_MS, maxInFlightPerAccount: e.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT },
+      slowTimeoutMs: e.WEBHOOK_SLOW_TIMEOUT_MS, maxInFlightPerAccount: e.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT, localReceivers: e.WEBHOOK_LOCAL_RECEIVERS },
     balanceLowMicros: e.BALANCE_LOW_USD,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT || undefined, host: e.METRICS_HOST },

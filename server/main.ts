@@ -19,6 +19,7 @@ import type { Services } from './platform/services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from './platform/start.ts';
 import { startSettlementWorker } from './trading/settlement-worker.ts';
 import { startCandleRecording } from './history/recording.ts';
+import { startHistoryFill } from './history/fill.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { liftStreamIdleTimeout, stopStreams } from './streams/registry.ts';
 import { startMeterExporter } from './billing/meter-export.ts';
@@ -130,6 +131,7 @@ function startJobs(services: Services): Array<{ stop(): Promise<void> }> {
   const starts: Array<() => { stop(): Promise<void> } | undefined> = [
     () => services.recorder.start(config.marketRecord.intervalMs),
     () => startCandleRecording(services),
+    () => startHistoryFill(services),
     () => startSettlementWorker(services),
     () => startMeterExporter(services),
     () => startLapsedUnitRefunds(services),

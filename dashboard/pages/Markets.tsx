@@ -6,7 +6,11 @@ import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { formatBillions, formatDate, formatUnitCost, formatUsd } from '../format.ts';
 import { api, problemOf, type ApiProblem, type Outputs } from '../trpc.ts';
 import { ValuationHistory } from './markets/ValuationHistory.tsx';
+import { useCompact } from './trading/compact.tsx';
 import { outcomeOf } from './trading/events.ts';
+
+/** Events a phone shows before "Show all" (open ones first): the page stays a few screens long. */
+const PHONE_EVENTS = 6;
 
 /**
  * Markets: every IPO valuation event with its implied valuation, the cost of a LONG and a
@@ -99,6 +103,7 @@ export function Markets() {
   const rows = markets.data?.rows ?? [];
   const selectedRow = rows.find((r) => r.event.id === selected) ?? null;
   const failed = rows.filter((r) => r.problem);
+  const { shown, more } = useCompact(rows, 'events', PHONE_EVENTS);
 
   const hide = () => {
     const id = selected;
@@ -134,7 +139,7 @@ export function Markets() {
               </p>
             ) : null}
             <div className="markets-scroll" role="region" aria-label="IPO valuation events table" tabIndex={0}>
-              <table className="table table-stack markets-table">
+              <table className="table table-stack table-pairs markets-table">
                 <caption className="visually-hidden">IPO valuation events</caption>
                 <thead>
                   <tr>
@@ -153,7 +158,7 @@ export function Markets() {
                   </tr>
                 </thead>
                 <tbody>
-                  {rows.map((row) => (
+                  {shown.map((row) => (
                     <MarketRowView
                       key={row.event.id}
                       row={row}
@@ -171,6 +176,12 @@ export function Markets() {
                 </tbody>
               </table>
             </div>
+            {more ? (
+              <p className="markets-more">
+                {shown.length < rows.length ? <span className="muted small">The first {shown.length} of {rows.length} events, open ones first. </span> : null}
+                {more}
+              </p>
+            ) : null}
             {failed.length ? (
               <p className="notice notice-warning small">
                 Returns could not be loaded for {failed.map((r) => r.event.name).join(', ')}: {failed[0]!.problem!.message}
@@ -486,7 +497,7 @@ function BandsView({ quote, winner, trading }: { quote: Quote; winner: string | 
         format={(v) => formatUnitCost(v)}
       />
       <div className="markets-scroll" role="region" aria-label={`Bands of ${name} table`} tabIndex={0}>
-        <table className="table table-stack markets-table">
+        <table className="table table-stack table-pairs markets-table">
           <caption className="visually-hidden">Bands of {name}</caption>
           <thead>
             <tr>

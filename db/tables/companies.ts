@@ -153,7 +153,8 @@ export const companies = pgTable(
 
 /**
  * One row whose version every change to `companies` increments (in the same transaction), so each
- * instance can cache aggregates and know, with one indexed read, when they are stale.
+ * instance can cache aggregates and know, with one indexed read, when they are stale; and which seed
+ * build the dataset last took.
  */
 export const companyDatasetState = pgTable(
   'company_dataset_state',
@@ -161,6 +162,9 @@ export const companyDatasetState = pgTable(
     id: smallint('id').primaryKey().default(1),
     version: bigint('version', { mode: 'number' }).notNull().default(0),
     changedAt: timestamp('changed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** The seed's mark (seeds/seed-mark.ts): the build of the company seed the dataset last took, and the version that left. */
+    seedBuild: text('seed_build'),
+    seededVersion: bigint('seeded_version', { mode: 'number' }),
   },
   (t) => [check('company_dataset_state_singleton', sql`${t.id} = 1`)],
 );

@@ -13,8 +13,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { accounts, credits, deposits } from '../../db/schema.ts';
-import { ApiError } from '../errors.ts';
-import { cursorProblem, decodeCursor, encodeCursor, type KeyPart } from '../lib/keyset-cursor.ts';
+import { cursorProblem, decodeCursor, encodeCursor, instantKey, type KeyPart } from '../lib/keyset-cursor.ts';
 
 /**
  * What a credit was. `deposit`: a stablecoin deposit credited (server/deposits/store.ts creditDeposit);
@@ -28,38 +27,11 @@ export type BalanceEntryKind = (typeof BALANCE_ENTRY_KINDS)[number];
 /** The one order of the list, named in its cursors. */
 const SORT = 'newest';
 /** A cursor holds the last row's (created_at to the microsecond, id). */
-const CURSOR_PARTS: readonly KeyPart[] = ['text', 'text'];
-const CURSOR_RULE = 'is not a cursor this list gave (pass nextCursor back unchanged)';
-
-/** created_at as exact text (PostgreSQL keeps microseconds; a JS Date only milliseconds, which could skip or repeat rows). */
-const createdKeySql = sql<string>`to_char(${credits.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-const CREATED_KEY = /^(\d{4})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-/** A real instant in the form createdKeySql writes (so the database never sees a text it cannot cast). */
-function isCreatedKey(text: string | number | undefined): text is string {
-  const year = typeof text === 'string' ? CREATED_KEY.exec(text)?.[1] : undefined;
-  if (year === undefined || Number(year) < 1) return false; // PostgreSQL has no year 0
-  const millis = (text as string).slice(0, 23);
-  const date = new Date(`${millis}Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 23) === millis;
-}
+const CURSOR_PARTS: readonly KeyPart[] = ['instant', 'text'];
+const createdKeySql = instantKey(credits.createdAt);
 
 /** For the route's input rules (routers/params.ts `check`): the cursor's problem, or null when it is absent or one this list gave. */
-export function balanceCursorProblem(cursor: string | undefined): { parameter: 'cursor'; rule: string } | null {
-  // The shared check (the form, this list's sort, two texts), then that the time is a real instant.
-  return cursorProblem(cursor, SORT, CURSOR_PARTS) ?? (cursor === undefined || afterOf(cursor) ? null : { parameter: 'cursor', rule: CURSOR_RULE });
-}
-
-function afterOf(cursor: string): { createdKey: string; id: string } | null {
-  let key: Array<string | number>;
-  try {
-    key = decodeCursor(cursor, SORT, CURSOR_PARTS);
-  } catch {
-    return null;
-  }
-  const [createdKey, id] = key;
-  return isCreatedKey(createdKey) && typeof id === 'string' ? { createdKey, id } : null;
-}
+export const balanceCursorProblem = (cursor: string | undefined) => cursorProblem(cursor, SORT, CURSOR_PARTS);
 
 /**
  * A deposit credit's reference is `deposit:<chain id>:<tx hash>:<log index>` (creditDeposit writes it
@@ -84,8 +56,8 @@ export interface BalanceEntry {
 
 /** One page of the account's credits, newest first (ties by id), and the cursor of the next (null on the last). */
 export async function listBalanceEntries(db: Db, input: { accountId: string; limit: number; cursor?: string }): Promise<{ entries: BalanceEntry[]; nextCursor: string | null }> {
-  const after = input.cursor === undefined ? undefined : afterOf(input.cursor);
-  if (after === null) throw new ApiError('BAD_REQUEST', `cursor: ${CURSOR_RULE}`);
+  const key = input.cursor === undefined ? undefined : decodeCursor(input.cursor, SORT, CURSOR_PARTS);
+  const after = key && { createdKey: key[0] as string, id: key[1] as string };
   // The page first (one index walk, limit + 1 rows), then its deposits: the join never widens the walk.
   const page = db
     .select({

@@ -4,6 +4,12 @@
  *
  *   bun server/commands/backfill-history.ts --interval 1h --from 2026-11-01 [--to 2026-11-20T12:00Z]
  *       [--event openai-ipo …] [--venue paper|polymarket] [--step-seconds 60] [--fidelity 1]
+ *       [--account ACCOUNT] [--url http://localhost:3000]
+ *
+ * While a server holds the embedded database (exit 75 for every other command), the backfill goes
+ * through that server (backfill-remote.ts): DASHBOARD_KEYS as the server's, --account naming the
+ * operator's own account (as for every operator route), the server at --url, else $BASE, else
+ * $PUBLIC_URL, else http://localhost:$PORT (3000). On PostgreSQL the command writes itself.
  */
 import { parseArgs } from 'node:util';
 import { parseIsoInstant } from '../../routers/params.ts';
@@ -13,6 +19,9 @@ import type { Services } from '../platform/services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from '../platform/start.ts';
 import { backfillCandles } from '../history/backfill.ts';
 import { INTERVALS, type CandleInterval } from '../history/candles.ts';
+import { EXIT, StartupError } from '../lib/startup-error.ts';
+import { backfillThroughServer, RemoteError } from './backfill-remote.ts';
+import type { Config } from '../config.ts';
 
 class UsageError extends Error {}
 
@@ -29,6 +38,17 @@ function whole(name: string, text: string | undefined): number | undefined {
   return Number(text);
 }
 
+/** Where and as whom to ask the running server that holds the embedded database. */
+function remoteOf(config: Config, values: { account?: string; url?: string; venue?: string }) {
+  const why = 'a running server holds the embedded database, so the backfill goes through it';
+  if (values.venue !== undefined) throw new UsageError(`--venue: ${why}, on the venue it runs (leave --venue out)`);
+  const dashboardKey = config.dashboardKeys[0];
+  if (!dashboardKey) throw new UsageError(`DASHBOARD_KEYS: ${why}; set it to one of the server's dashboard keys`);
+  if (!values.account) throw new UsageError(`--account: ${why}; name your operator account (as x-account-id on the operator routes)`);
+  const base = (values.url ?? process.env.BASE ?? process.env.PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
+  return { base, dashboardKey, accountId: values.account };
+}
+
 if (import.meta.main) {
   let exitCode = 0;
   let services: Services | undefined;
@@ -43,6 +63,8 @@ if (import.meta.main) {
         venue: { type: 'string' },
         'step-seconds': { type: 'string' },
         fidelity: { type: 'string' },
+        account: { type: 'string' },
+        url: { type: 'string' },
       },
     });
     const interval = values.interval as CandleInterval;
@@ -52,20 +74,24 @@ if (import.meta.main) {
     if (values.venue !== undefined && values.venue !== 'paper' && values.venue !== 'polymarket') throw new UsageError('--venue: paper or polymarket');
     const step = whole('step-seconds', values['step-seconds']);
     const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
-    services = await openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') });
-    const lines = await backfillCandles(services, {
-      interval,
-      from,
-      to: instant('to', values.to, true),
-      events: values.event,
-      venue: values.venue as 'paper' | 'polymarket' | undefined,
-      stepMs: step === undefined ? undefined : step * 1000,
-      fidelity: whole('fidelity', values.fidelity),
+    const to = instant('to', values.to, true);
+    const fidelity = whole('fidelity', values.fidelity);
+    const stepMs = step === undefined ? undefined : step * 1000;
+    services = await openServices(config, { seed: false, logger: createLogger(config.logLevel, 'stderr') }).catch((error) => {
+      if (error instanceof StartupError && error.exitCode === EXIT.tempfail && config.database.kind === 'pglite') return undefined;
+      throw error;
     });
+    const lines = services
+      ? await backfillCandles(services, { interval, from, to, events: values.event, venue: values.venue as 'paper' | 'polymarket' | undefined, stepMs, fidelity })
+      : await backfillThroughServer({ ...remoteOf(config, values), interval, from, to: to ?? new Date(), events: values.event, stepMs, fidelity });
     for (const line of lines) console.log(JSON.stringify(line));
     if (lines.some((l) => l.problems.length)) exitCode = 1;
   } catch (error) {
     exitOnStartupFailure(error);
+    if (error instanceof RemoteError) {
+      console.error(error.message);
+      process.exit(1);
+    }
     const usage = error instanceof UsageError || error instanceof ConfigError || error instanceof RangeError || (error as Error).name === 'TypeError';
     exitCode = usage ? 2 : 1;
     console.error(error instanceof Error && usage ? error.message : error);

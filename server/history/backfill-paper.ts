@@ -22,6 +22,8 @@ export const PAPER_STEP_MS: Record<CandleInterval, number> = { '1m': 60_000, '1h
 export const MAX_PAPER_POINTS = 2_000_000;
 
 const WRITE_BATCH = 500;
+/** Points computed between two yields to the event loop: a backfill inside the server (the history fill, the operator route) never holds requests up for long. */
+const YIELD_EVERY = 1_000;
 
 export interface PaperBackfillRange {
   interval: CandleInterval;
@@ -72,7 +74,8 @@ export async function computePaperCandles(
       await onCandles(out);
     }
   };
-  for (let t = start; t < end; t += step) {
+  for (let t = start, n = 1; t < end; t += step, n++) {
+    if (n % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
     const books = new Map<string, OrderBook>(event.bands.map((b) => [b.id, paperBook(shape, b.id, b.seedPrice, t)]));
     const snapshot: MarketSnapshot = { events: [event], books, fetchedAt: new Date(t) };
     await emit(builder.add(event.id, pointOfValuation(eventValuation(event, snapshot, DEFAULT_FLOORS), t)));

@@ -12,11 +12,14 @@ import { listEvents } from '../events/queries.ts';
 import { resolveEvent } from '../events/resolve.ts';
 import type { HistoryHandles } from './handles.ts';
 import { ClobHttp } from '../venues/polymarket/clob-http.ts';
-import { backfillPaperEvent } from './backfill-paper.ts';
+import { backfillPaperEvent, candleSpan, checkedStep } from './backfill-paper.ts';
 import { backfillPolymarketEvent, ClobPriceHistory, type PriceHistorySource } from './backfill-polymarket.ts';
 import type { CandleInterval } from './candles.ts';
 import { historyNow } from './recording.ts';
 import { errorFirstLine } from '../lib/error-message.ts';
+
+/** Paper points per event one call of the operator route may compute (about a second and a half of one core). */
+export const MAX_POINTS_PER_CALL = 100_000;
 
 export interface BackfillOptions {
   interval: CandleInterval;
@@ -35,6 +38,8 @@ export interface BackfillOptions {
   source?: PriceHistorySource;
   /** Live: the CLOB's base URL (default POLYMARKET_CLOB_URL). */
   clobUrl?: string;
+  /** Paper: refuse (RangeError, before any work) a range that needs more points per event than this. */
+  maxPointsPerEvent?: number;
 }
 
 export interface BackfillLine {
@@ -55,9 +60,18 @@ export async function backfillCandles(services: HistoryHandles, options: Backfil
   const db = services.database.db;
   const venue = options.venue ?? services.config.venue;
   const now = historyNow(services);
-  const until = Math.min(options.to?.getTime() ?? now, now);
+  // `to` is inclusive: the candle that ends just after it (at midnight, for a date given as the end of
+  // its day, 23:59:59.999) has ended by it.
+  const until = options.to && options.to.getTime() < now ? options.to.getTime() + 1 : now;
   const from = options.from.getTime();
   if (from > until) throw new RangeError('from: must not be after to (or now)');
+  if (venue === 'paper' && options.maxPointsPerEvent !== undefined) {
+    const { start, end } = candleSpan(options.interval, from, until);
+    const points = (end - start) / checkedStep(options.interval, options.stepMs);
+    if (points > options.maxPointsPerEvent) {
+      throw new RangeError(`from: the range needs ${points} points per event; at most ${options.maxPointsPerEvent} per call (a shorter range or a larger step; npm run history:backfill splits a range for you)`);
+    }
+  }
   const all = await listEvents(db);
   const lines: BackfillLine[] = [];
   const chosen = [];

@@ -4,10 +4,31 @@
  * its input (cursorProblem), so a cursor of another list or sort, or an edited one, is a 400 naming
  * `cursor` before any charge, and never a database error.
  */
+import { sql, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import { ApiError } from '../errors.ts';
 
-/** What each part of a sort key must be: a text, or a whole number that fits a PostgreSQL integer. */
-export type KeyPart = 'text' | 'int';
+/**
+ * What each part of a sort key must be: a text, a whole number that fits a PostgreSQL integer, or an
+ * instant as `instantKey` writes it (a timestamp to the microsecond, UTC).
+ */
+export type KeyPart = 'text' | 'int' | 'instant';
+
+/**
+ * A timestamp column as exact text for a cursor: PostgreSQL keeps microseconds, a JS Date only
+ * milliseconds, which could skip or repeat rows between pages. Compare it back with `column > text::timestamptz`.
+ */
+export const instantKey = (column: PgColumn): SQL<string> => sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const INSTANT_KEY = /^(\d{4})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** A real instant in instantKey's form (so the database never sees a text it cannot cast). */
+function isInstantKey(value: unknown): value is string {
+  const year = typeof value === 'string' ? INSTANT_KEY.exec(value)?.[1] : undefined;
+  if (year === undefined || Number(year) < 1) return false; // PostgreSQL has no year 0
+  const millis = (value as string).slice(0, 23);
+  const date = new Date(`${millis}Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 23) === millis;
+}
 
 const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,1000}$/;
 const INT_MAX = 2_147_483_647;
@@ -27,7 +48,11 @@ function keyOf(cursor: string, sort: string, parts: readonly KeyPart[]): Array<s
   if (!Array.isArray(value) || value.length !== parts.length + 1 || value[0] !== sort) return null;
   const key = value.slice(1);
   const fits = parts.every((part, i) =>
-    part === 'int' ? Number.isSafeInteger(key[i]) && key[i] >= 0 && key[i] <= INT_MAX : typeof key[i] === 'string' && !/[\u0000-\u001f]/.test(key[i]),
+    part === 'int'
+      ? Number.isSafeInteger(key[i]) && key[i] >= 0 && key[i] <= INT_MAX
+      : part === 'instant'
+        ? isInstantKey(key[i])
+        : typeof key[i] === 'string' && !/[\u0000-\u001f]/.test(key[i]),
   );
   return fits ? key : null;
 }

@@ -46,6 +46,11 @@ export function resolveEncryptionKey(config: Config, logger: Logger): string {
 export interface OpenOptions {
   /** Seed the database (default: SEED_ON_START). */
   seed?: boolean;
+  /**
+   * Compare every seed record even when the database holds this build of the seed, unchanged since
+   * (seeds/seed-mark.ts; a start skips that comparison): `npm run seed` does.
+   */
+  forceSeed?: boolean;
   /** Where log lines go (default: a JSON-lines logger on stdout at LOG_LEVEL). */
   logger?: Logger;
   /** Aborted when the process is told to stop while starting: openServices unwinds with StartAborted. */
@@ -97,7 +102,10 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
     throwIfAborted(signal);
     await database.migrate();
     throwIfAborted(signal);
-    if (options.seed ?? config.seedOnStart) await seedDatabase(database.db, logger);
+    if (options.seed ?? config.seedOnStart) await seedDatabase(database.db, logger, undefined, { force: options.forceSeed });
+    // What opening, migrating and seeding left (a restored template, parsed seed files): collected
+    // now, before the first request, rather than whenever the heap next fills (docs/performance.md).
+    Bun.gc(true);
     throwIfAborted(signal);
     rateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl, { timeoutMs: config.redisTimeoutMs }) : new MemoryRateLimiter();
     return createServices({ config, database: lock ? releasingOnClose(database, lock) : database, rateLimiter, logger });

@@ -3,7 +3,8 @@
  *
  * A message is built once for all its subscribers: its SSE frame (`id: …\ndata: …\n\n`) is encoded
  * on first use and the same bytes are written to every SSE subscriber; tRPC subscribers get the same
- * data object (tRPC serializes it for each of them: its SSE writer is its own).
+ * data object (tRPC serializes it for each of them: its SSE writer is its own). Its numbers are
+ * rounded by the API's rule once, when the message is built.
  *
  * Slow subscribers never block the others or grow memory without bound. An SSE body is a Bun
  * "direct" stream: a write Bun cannot pass to the socket at once answers a promise (measured: the
@@ -13,17 +14,22 @@
  * with Last-Event-ID sends again. A tRPC queue is bounded the same way, in messages.
  */
 import { ApiError, toPublicError, type PublicError } from '../errors.ts';
+import { roundAnswerNumbers } from '../lib/answer-numbers.ts';
 
 const encoder = new TextEncoder();
 
 export class StreamMessage<T = unknown> {
   private encoded?: Uint8Array;
+  /** The message's data, its numbers rounded by the API's rule (lib/answer-numbers.ts) once, here, for every subscriber. */
+  readonly data: T;
   constructor(
     readonly id: string,
-    readonly data: T,
+    data: T,
     /** An SSE event name (`event:`), for messages that are not plain data (e.g. `ready`). */
     readonly event?: string,
-  ) {}
+  ) {
+    this.data = roundAnswerNumbers(data);
+  }
 
   /** The SSE frame, encoded once however many subscribers get it. */
   frame(): Uint8Array {

@@ -12,6 +12,8 @@ import type { MarketSnapshot } from '../market/market-data.ts';
 import type { OrderBook } from '../venues/venue.ts';
 import type { BandTotals, SummaryPositionRow, ValuedBandRow } from './queries.ts';
 import type { OrderRow, PositionRow } from './ledger-writes.ts';
+import { partialSaleRange } from './sale-shape.ts';
+import type { VenueRules } from '../valuation/index.ts';
 
 const percent = (a: number, b: number) => (b === 0 ? 0 : roundToMicro((a / b) * 100));
 
@@ -88,7 +90,27 @@ export function positionSummary(position: SummaryPositionRow, totals: BandTotals
  * tokens held; `bands` what they pay band by band — the same rows for a band event, the sum of the
  * threshold tokens for a ladder (valuation/ladder.ts `bandExposure`).
  */
-export function positionDetail(position: PositionRow, bands: ValuedBandRow[], event: EventWithBands | undefined, books: Map<string, OrderBook>, realizedMicros: number) {
+/**
+ * The partial percentages a sale of this position accepts now — the rule a sale itself applies
+ * (sale-shape.ts `partialSaleRange`, on each band's free shares, as sell.ts counts them) — or null
+ * when only a 100% sale works, or when the position is not open (nothing to sell).
+ */
+export function saleRangeOf(position: PositionRow, bands: ValuedBandRow[], rules: VenueRules): { lowest: number; highest: number } | null {
+  if (position.status !== 'open') return null;
+  return partialSaleRange(
+    bands.map((b) => ({ bandIndex: b.bandIndex, freeMicros: b.sharesMicros - b.reservedMicros })),
+    rules,
+  );
+}
+
+export function positionDetail(
+  position: PositionRow,
+  bands: ValuedBandRow[],
+  event: EventWithBands | undefined,
+  books: Map<string, OrderBook>,
+  realizedMicros: number,
+  rules: VenueRules,
+) {
   const f = figures(position, totalsOf(bands, books));
   const events = event ? [event] : [];
   const holdings = bands.map((b) => ({
@@ -115,6 +137,7 @@ export function positionDetail(position: PositionRow, bands: ValuedBandRow[], ev
     failureReason: position.failureReason,
     bands: bandTerms,
     holdings,
+    partialSaleRange: saleRangeOf(position, bands, rules),
   };
 }
 

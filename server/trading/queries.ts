@@ -162,6 +162,8 @@ const valuedBandColumns = {
   boughtMicros: positionBands.boughtMicros,
   entryCostMicros: positionBands.entryCostMicros,
   sharesMicros: positionBands.sharesMicros,
+  /** Shares held back by sales still running: what a new sale cannot sell (a position's partial-sale range counts without them). */
+  reservedMicros: positionBands.reservedMicros,
   costMicros: positionBands.costMicros,
 };
 export type ValuedBandRow = Pick<PositionBandRow, keyof typeof valuedBandColumns>;

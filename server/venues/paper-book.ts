@@ -16,8 +16,17 @@ export const CENT_TICK = 10_000;
 export const FINE_TICK = 1_000;
 const LEVELS = 5;
 const SHARE_STEP = 10_000;
-/** One drift cycle: a day. */
-const DRIFT_PERIOD_MS = 86_400_000;
+/**
+ * The drift: three cycles added, a day's (most of the amplitude), two hours' and seven minutes'
+ * (the smallest), each with its own phase per token. The slow ones give the charts a shape over days
+ * and hours; the fast one makes some book on the service tick every few seconds, as a live market
+ * does. Their weights add up to 1, so the price stays within ± the amplitude of its reference.
+ */
+const DRIFT_CYCLES = [
+  { periodMs: 86_400_000, weight: 0.6 },
+  { periodMs: 7_200_000, weight: 0.25 },
+  { periodMs: 420_000, weight: 0.15 },
+] as const;
 
 /**
  * `polymarket`: the tick rule above. `cent`: 0.01 everywhere (for a counterpart that signs orders at
@@ -48,10 +57,22 @@ export function tickFor(priceMicros: number, rule: TickRule = 'polymarket'): num
   return priceMicros < 40_000 || priceMicros > 960_000 ? FINE_TICK : CENT_TICK;
 }
 
+/** The drift's shape at a moment, from −1 to 1 (DRIFT_CYCLES). */
+function driftAt(seed: number, tokenId: string, nowMs: number): number {
+  const hash = stableHash(seed, tokenId);
+  let sum = 0;
+  for (let i = 0; i < DRIFT_CYCLES.length; i++) {
+    const { periodMs, weight } = DRIFT_CYCLES[i]!;
+    // The first cycle keeps the phase it always had (hash mod 3600); the others take other digits of the hash.
+    const phase = ((Math.floor(hash / 3600 ** i) % 3600) / 3600) * 2 * Math.PI;
+    sum += weight * Math.sin((2 * Math.PI * (nowMs % periodMs)) / periodMs + phase);
+  }
+  return sum;
+}
+
 /** The reference price after drift, on its tick grid, two ticks inside (0, 1); and that tick. */
 export function paperMid(shape: PaperBookShape, tokenId: string, reference: number, nowMs: number): { midMicros: number; tickMicros: number } {
-  const phase = ((stableHash(shape.seed, tokenId) % 3600) / 3600) * 2 * Math.PI;
-  const drifted = (reference + shape.drift * Math.sin((2 * Math.PI * nowMs) / DRIFT_PERIOD_MS + phase)) * MICROS_PER_USD;
+  const drifted = (reference + shape.drift * driftAt(shape.seed, tokenId, nowMs)) * MICROS_PER_USD;
   const tick = tickFor(drifted, shape.tickRule);
   const onGrid = Math.round(drifted / tick) * tick;
   return { midMicros: Math.min(MICROS_PER_USD - 2 * tick, Math.max(2 * tick, onGrid)), tickMicros: tick };

@@ -11,7 +11,7 @@ import { ApiError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { WebhookHandles } from './handles.ts';
 import { newWebhookSecret, sealSecret } from './signing.ts';
-import { resolveTarget, type Lookup } from './ssrf.ts';
+import { isLocalReceiver, isLoopbackHost, localReceiversOf, resolveTarget, type LocalReceivers, type Lookup } from './ssrf.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../db/schema.ts';
 
 /** The event types a webhook may subscribe to (one list, beside the outbox's: db/tables/notifications.ts). */
@@ -35,9 +35,24 @@ export interface LookupOption {
 }
 
 /**
- * The URL as stored (WHATWG-normalised), or a 400 naming the rule it breaks: https (http only when
- * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true), no credentials in it, at most MAX_URL_LENGTH characters, and
- * a host that resolves only to public addresses.
+ * What a refusal of a loopback URL adds: on a development server, how to allow a receiver on this
+ * machine; where WEBHOOK_LOCAL_RECEIVERS is set but not applied, why. Nothing for other URLs, nor on a
+ * production server that does not set it.
+ */
+function localHint(services: WebhookHandles, url: URL, local: LocalReceivers): string {
+  if (!isLoopbackHost(url)) return '';
+  if (local.ignoredBecause) return ` (WEBHOOK_LOCAL_RECEIVERS is not applied: ${local.ignoredBecause})`;
+  if (services.config.nodeEnv === 'production') return '';
+  return local.receivers.length
+    ? ` (WEBHOOK_LOCAL_RECEIVERS allows ${local.receivers.join(', ')} only)`
+    : ' (to try webhooks with a receiver on this machine, list its host:port in WEBHOOK_LOCAL_RECEIVERS: docs/webhooks.md, "Trying webhooks locally")';
+}
+
+/**
+ * The URL as stored (WHATWG-normalised), or a 400 naming the rule it breaks: https (http only for a
+ * local receiver, ssrf.ts's localReceiversOf, or when WEBHOOK_ALLOW_PRIVATE_NETWORKS=true), no
+ * credentials in it, at most MAX_URL_LENGTH characters, and a host that resolves only to public
+ * addresses (a local receiver: only to loopback ones).
  */
 export async function checkedUrl(services: WebhookHandles, text: string, options: LookupOption = {}): Promise<string> {
   const { allowPrivateNetworks, timeoutMs } = services.config.webhooks;
@@ -47,19 +62,21 @@ export async function checkedUrl(services: WebhookHandles, text: string, options
   } catch {
     throw new ApiError('BAD_REQUEST', 'url: must be an absolute URL, e.g. https://example.com/webhooks');
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowPrivateNetworks)) {
-    throw new ApiError('BAD_REQUEST', `url: must use https${allowPrivateNetworks ? ' or http' : ''} (got ${url.protocol.replace(/:$/, '')})`);
+  const local = localReceiversOf(services.config);
+  const httpAllowed = allowPrivateNetworks || isLocalReceiver(url, local.receivers);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && httpAllowed)) {
+    throw new ApiError('BAD_REQUEST', `url: must use https${httpAllowed ? ' or http' : ''} (got ${url.protocol.replace(/:$/, '')})${localHint(services, url, local)}`);
   }
   if (url.username || url.password) throw new ApiError('BAD_REQUEST', 'url: must not contain a user name or password; authenticate deliveries by their signature');
   if (!url.hostname) throw new ApiError('BAD_REQUEST', 'url: needs a host');
   url.hash = '';
   if (url.href.length > MAX_URL_LENGTH) throw new ApiError('BAD_REQUEST', `url: must be at most ${MAX_URL_LENGTH} characters`);
-  const target = await resolveTarget(url, { allowPrivate: allowPrivateNetworks, lookup: options.lookup, timeoutMs: Math.min(timeoutMs, 5_000) });
+  const target = await resolveTarget(url, { allowPrivate: allowPrivateNetworks, localReceivers: local.receivers, lookup: options.lookup, timeoutMs: Math.min(timeoutMs, 5_000) });
   if (!target.ok) {
     throw new ApiError(
       'BAD_REQUEST',
       target.refused
-        ? `url: refused: ${target.reason}; webhooks are delivered only to public internet addresses`
+        ? `url: refused: ${target.reason}; webhooks are delivered only to public internet addresses${localHint(services, url, local)}`
         : `url: ${target.reason}; a webhook URL's host must resolve to a public address`,
     );
   }

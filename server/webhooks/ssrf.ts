@@ -13,10 +13,20 @@
  * IPv4-translated ::ffff:0:a.b.c.d, IPv4-compatible, NAT64 64:ff9b::/96, 6to4 2002::/16) when
  * that address is refused. Names that only mean something inside a network (localhost, *.localhost,
  * *.local, *.internal such as metadata.google.internal, *.home.arpa, single-label names) are refused
- * before any lookup. WEBHOOK_ALLOW_PRIVATE_NETWORKS=true turns every refusal off (local tests).
+ * before any lookup.
+ *
+ * Receivers on the developer's own machine (docs/webhooks.md, "Trying webhooks locally"): the
+ * loopback host:port pairs listed in WEBHOOK_LOCAL_RECEIVERS (localhost, 127.0.0.1 or [::1] with a
+ * port, checked when the configuration loads) are accepted, over http too, but only while NODE_ENV is
+ * not production and the service's public origin is on this machine (no PUBLIC_URL, or a loopback
+ * one): localReceiversOf. A URL naming such a pair must still resolve to loopback addresses only, and
+ * nothing else is opened: not another port, not a private or link-local address.
+ *
+ * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true turns every refusal off: for the test suites only.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import type { Config } from '../config.ts';
 import { errorFirstLine } from '../lib/error-message.ts';
 
 /** DNS as the worker and the registration use it; tests pass their own. Answers every address of the name. */
@@ -157,6 +167,42 @@ export function refusedHostnameReason(hostname: string): string | null {
   return null;
 }
 
+export interface LocalReceivers {
+  /** The host:port pairs deliveries may go to on this machine (lower case; IPv6 in brackets): none unless allowed. */
+  receivers: string[];
+  /** Why WEBHOOK_LOCAL_RECEIVERS, though set, is not applied here; null when it is (or is not set). */
+  ignoredBecause: string | null;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The local receivers this server may deliver to: WEBHOOK_LOCAL_RECEIVERS, applied only on a
+ * developer's machine: NODE_ENV is not production, and the service's own origin (PUBLIC_URL, by default
+ * http://localhost:PORT) is a loopback one. A deployed server, which has one or the other, gets none.
+ */
+export function localReceiversOf(config: Pick<Config, 'nodeEnv' | 'auth' | 'webhooks'>): LocalReceivers {
+  const listed = config.webhooks.localReceivers;
+  if (!listed.length) return { receivers: [], ignoredBecause: null };
+  if (config.nodeEnv === 'production') return { receivers: [], ignoredBecause: 'NODE_ENV is production' };
+  const publicHost = new URL(config.auth.publicUrl).hostname;
+  if (!LOOPBACK_NAMES.has(publicHost)) return { receivers: [], ignoredBecause: 'PUBLIC_URL is not on this machine' };
+  return { receivers: listed, ignoredBecause: null };
+}
+
+/** Whether a URL names one of the local receivers (its host and port exactly; the scheme's port when none is written). */
+export function isLocalReceiver(url: URL, receivers: readonly string[]): boolean {
+  if (!receivers.length || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return receivers.includes(`${url.hostname.toLowerCase()}:${port}`);
+}
+
+/** Whether a URL's host is a loopback name or address (for the hints of a refusal). */
+export function isLoopbackHost(url: URL): boolean {
+  const host = bareHost(url).toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && refusedAddressReason(host) === 'loopback');
+}
+
 /** The host of a URL as DNS and `isIP` want it (brackets of an IPv6 literal removed). */
 export const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
 
@@ -164,16 +210,18 @@ export type Target = { ok: true; addresses: string[] } | { ok: false; refused: b
 
 /**
  * The addresses a URL's host resolves to, every one of them checked (unless private networks are
- * allowed). `refused: true` for a policy refusal (a private address or name), false when the name
+ * allowed): public ones, or, for a URL naming one of `localReceivers` (localReceiversOf), loopback
+ * ones only. `refused: true` for a policy refusal (a private address or name), false when the name
  * could not be resolved at all (which may pass).
  */
-export async function resolveTarget(url: URL, options: { allowPrivate: boolean; lookup?: Lookup; timeoutMs: number }): Promise<Target> {
+export async function resolveTarget(url: URL, options: { allowPrivate: boolean; localReceivers?: readonly string[]; lookup?: Lookup; timeoutMs: number }): Promise<Target> {
   const host = bareHost(url);
+  const local = !options.allowPrivate && isLocalReceiver(url, options.localReceivers ?? []);
   let addresses: string[];
   if (isIP(host)) {
     addresses = [host];
   } else {
-    if (!options.allowPrivate) {
+    if (!options.allowPrivate && !local) {
       const reason = refusedHostnameReason(host);
       if (reason) return { ok: false, refused: true, reason };
     }
@@ -185,7 +233,13 @@ export async function resolveTarget(url: URL, options: { allowPrivate: boolean; 
     }
     if (!addresses.length) return { ok: false, refused: false, reason: `${host} does not resolve` };
   }
-  if (!options.allowPrivate) {
+  if (local) {
+    for (const address of addresses) {
+      if (refusedAddressReason(address) !== 'loopback') {
+        return { ok: false, refused: true, reason: `${isIP(host) ? host : `${host} resolves to ${address}`}, not a loopback address (WEBHOOK_LOCAL_RECEIVERS names receivers on this machine only)` };
+      }
+    }
+  } else if (!options.allowPrivate) {
     for (const address of addresses) {
       const reason = refusedAddressReason(address);
       if (reason) return { ok: false, refused: true, reason: `${isIP(host) ? host : `${host} resolves to ${address}`}, a ${reason} address` };

@@ -45,7 +45,7 @@ import { checkBalanceLow } from './balance-low.ts';
 import { claim, type ClaimedRow } from './claim.ts';
 import { EndpointHealth, type Verdict } from './endpoint-health.ts';
 import { openSecret, signatureHeaders } from './signing.ts';
-import { bareHost, resolveTarget, type Lookup } from './ssrf.ts';
+import { bareHost, localReceiversOf, resolveTarget, type Lookup } from './ssrf.ts';
 import { errorFirstLine, errorSummary } from '../lib/error-message.ts';
 
 export { LEASE_MARGIN_MS } from './claim.ts';
@@ -284,7 +284,7 @@ async function attempt(services: WebhookHandles, row: ClaimedRow, options: Deliv
   let sent = false;
   try {
     const url = new URL(row.url);
-    const target = await resolveTarget(url, { allowPrivate: allowPrivateNetworks, lookup: options.lookup, timeoutMs });
+    const target = await resolveTarget(url, { allowPrivate: allowPrivateNetworks, localReceivers: localReceiversOf(services.config).receivers, lookup: options.lookup, timeoutMs });
     if (options.signal?.aborted) return { kind: 'stopped', sent };
     if (!target.ok) return target.refused ? { kind: 'refused', error: `refused address: ${target.reason}` } : failed(target.reason);
     let secrets: string[];

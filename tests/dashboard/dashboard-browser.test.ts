@@ -15,7 +15,7 @@
  * a customer signing in at $0 is shown, on the overview, a notice to add funds (402), not an error.
  */
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { chromiumAvailable } from '../harness/chromium.ts';
 import {
   accountIdOf,
@@ -26,10 +26,9 @@ import {
   fundedWallet,
   shot,
   signIn,
-  startDashboard,
+  useDashboardRig,
   USDC,
   walletPage,
-  type DashboardRig,
 } from '../harness/dashboard.ts';
 import { DASHBOARD_KEY } from '../harness/app.ts';
 import { dashboardHeaders, fundedAccount } from '../harness/factories.ts';
@@ -38,17 +37,8 @@ import { buy, expectBooksAgree, trader } from '../harness/trading.ts';
 import { formatSignedUsd, formatUsd } from '../../dashboard/format.ts';
 
 const available = chromiumAvailable;
-let rig: DashboardRig;
-let origin: string;
+const rig = useDashboardRig();
 
-beforeAll(async () => {
-  if (!available) return;
-  rig = await startDashboard();
-  origin = rig.origin;
-}, 120_000);
-afterAll(async () => {
-  if (available) await rig?.close();
-});
 
 /**
  * A program of the signed-in customer's account trading for one of its users: an API key of the
@@ -58,7 +48,7 @@ afterAll(async () => {
 async function programOf(context: BrowserContext, usd: number) {
   const accountId = await accountIdOf(rig, context);
   const who = await trader(rig.t, { account: await fundedAccount(rig.t, { accountId, usd }) });
-  const open = (await (await fetch(`${origin}/api/trading/events`)).json()).events.filter((e: any) => e.status === 'open');
+  const open = (await (await fetch(`${rig.origin}/api/trading/events`)).json()).events.filter((e: any) => e.status === 'open');
   return { accountId, who, open };
 }
 
@@ -74,7 +64,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       // $1 from the operator before the first sign-in: the overview's reads are billed to it.
       const { page, problems, wallet, context } = await walletPage(rig, width, (await fundedWallet(rig, 1)).wallet);
       const started = performance.now();
-      const response = await page.goto(`${origin}/dashboard`);
+      const response = await page.goto(`${rig.origin}/dashboard`);
       expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
       await page.getByRole('button', { name: 'Sign in with your wallet' }).waitFor();
       await shot(page, 'sign-in', width);
@@ -111,7 +101,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await shot(page, 'new-key', width);
       await page.getByRole('button', { name: 'I have saved it' }).click();
       // The key authenticates on a billed route and is billed to the account (an unknown key would be 401).
-      const call = await fetch(`${origin}/api/billing`, { headers: { 'x-api-key': key } });
+      const call = await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': key } });
       expect(call.status).toBe(200);
       expect(call.headers.get('x-request-cost-usd')).toBe('0.002');
       await expectAccessible(page, 'keys');
@@ -119,7 +109,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByRole('button', { name: 'Yes, revoke' }).click();
       await page.getByText('Revoked', { exact: true }).waitFor();
       await shot(page, 'keys', width);
-      expect((await fetch(`${origin}/api/billing`, { headers: { 'x-api-key': key } })).status).toBe(401);
+      expect((await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': key } })).status).toBe(401);
 
       // Funds: a deposit on the chain, claimed from the page, credited.
       await rig.evm.write({ address: USDC, abi: erc20, functionName: 'mint', args: [wallet.address, 12_345_678n] });
@@ -150,11 +140,32 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       const listed = await (await rig.t.request('/api/trading/positions', { headers: who.headers })).json();
       expect(await row.getByRole('cell').nth(3).textContent()).toBe(formatUsd(listed.positions[0].cost)); // the cost basis (the value moves with the bids)
       await row.getByRole('button', { name: `Details of ${event.name} LONG position` }).click();
+      await page.getByRole('table', { name: 'Holdings' }).waitFor();
+      await showAll(page, /^Show the chart of the holdings$/); // folded on a phone
       await page.getByRole('img', { name: `Holdings of the ${event.name} LONG position: value held per token at the best bid, and the bid price per share` }).waitFor();
       await showAll(page, /^Show all \d+ bands$/); // a phone shows the first 3 cards
       expect(await page.getByRole('table', { name: 'Holdings' }).getByRole('row').count()).toBe(1 + bought.body.orders.length);
       await shot(page, 'trading', width);
       await expectAccessible(page, 'trading');
+      // Before anything is asked, the form says which percentages sell: the position's partialSaleRange.
+      const { partialSaleRange: range } = await (await rig.t.request(`/api/trading/positions/${positionId}`, { headers: who.headers })).json();
+      expect(range).not.toBeNull();
+      const rangeText = range.highest >= 99.99 ? `You can sell ${range.lowest}%–100%.` : `You can sell ${range.lowest}%–${range.highest}%, or 100%.`;
+      await page.getByText(rangeText, { exact: true }).waitFor();
+      // Outside the range the form refuses and explains, sending nothing.
+      let quotesAsked = 0;
+      const countQuotes = (r: { url(): string }) => void (r.url().includes('trading.sellQuote') && quotesAsked++);
+      page.on('request', countQuotes);
+      const outside = range.lowest > 1 ? Math.round(range.lowest * 100 - 1) / 100 : Math.round(range.highest * 100 + 1) / 100;
+      if (outside < 100) {
+        await page.getByLabel('Percentage to sell').fill(String(outside));
+        await page.getByRole('button', { name: 'Preview sale' }).click();
+        const why = outside < range.lowest ? "is too small: a band's order would be under the venue minimum." : 'would leave a band with fewer shares than the venue minimum.';
+        await page.getByText(`${outside}% ${why} ${rangeText}`, { exact: true }).waitFor();
+        expect(await page.getByLabel('Percentage to sell').getAttribute('aria-invalid')).toBe('true');
+      }
+      page.off('request', countQuotes);
+      expect(quotesAsked).toBe(0);
       await page.getByLabel('Percentage to sell').fill('100');
       await page.getByRole('button', { name: 'Preview sale' }).click();
       await page.getByRole('heading', { name: `Selling 100% of ${event.name} LONG` }).waitFor();
@@ -190,7 +201,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByRole('button', { name: 'Sign in with your wallet' }).waitFor();
       const session = cookies.find((c) => c.name === 'pipo_session')!;
       expect(session.httpOnly).toBe(true);
-      expect((await fetch(`${origin}/api/auth/session`, { headers: { cookie: `pipo_session=${session.value}` } })).status).toBe(401);
+      expect((await fetch(`${rig.origin}/api/auth/session`, { headers: { cookie: `pipo_session=${session.value}` } })).status).toBe(401);
 
       expect(problems).toEqual([]);
       await context.close();
@@ -222,7 +233,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     expect(await page.locator('dt', { hasText: /^Balance$/ }).locator('xpath=following-sibling::dd[1]').textContent()).toBe(formatUsd(0));
     await expectAccessible(page, 'overview at $0');
     // Nothing was charged for the refused reads.
-    const me = await fetch(`${origin}/api/accounts/me`, { headers: dashboardHeaders(DASHBOARD_KEY, accountId) });
+    const me = await fetch(`${rig.origin}/api/accounts/me`, { headers: dashboardHeaders(DASHBOARD_KEY, accountId) });
     expect(((await me.json()) as { balanceUsd: number }).balanceUsd).toBe(0);
     // The link leads to the funds page (free to read: no refusal there).
     await notices.first().getByRole('link', { name: 'Add funds' }).click();
@@ -316,6 +327,28 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     expect(problems.filter((p) => !p.includes('trading.sell') && !p.includes('ERR_CONNECTION_RESET'))).toEqual([]);
     await context.close();
   }, 120_000);
+  test('a position too small to split: the sale form says 100% only before anything is asked, and sells it whole', async () => {
+    const { page, problems, context } = await walletPage(rig, 360, (await fundedWallet(rig, 1)).wallet);
+    await signIn(rig, page);
+    const { who, open } = await programOf(context, 5);
+    const event = open[0];
+    // The smallest buy the venue takes: no partial sale of it keeps every band at the venue minimum.
+    const { minimumAmount } = await (await rig.t.request('/api/trading/quote', { method: 'POST', headers: { ...who.headers, 'content-type': 'application/json' }, body: JSON.stringify({ eventId: event.id, side: 'LONG', amount: 100 }) })).json();
+    const bought = await buy(rig.t, who, { eventId: event.id, side: 'LONG', amount: minimumAmount });
+    expect(bought.res.status).toBe(200);
+    expect((await (await rig.t.request(`/api/trading/positions/${bought.body.positionId}`, { headers: who.headers })).json()).partialSaleRange).toBeNull();
+    await page.getByRole('link', { name: 'Trading' }).click();
+    await page.getByRole('table', { name: /^Positions of/ }).getByRole('button', { name: `Details of ${event.name} LONG position` }).click();
+    await page.getByText('You can sell 100% only: a smaller sale would leave a band under the venue minimum.', { exact: true }).waitFor();
+    const input = page.getByLabel('Percentage to sell');
+    expect([await input.inputValue(), await input.getAttribute('readonly')]).toEqual(['100', '']);
+    await expectAccessible(page, 'sale of a position that sells only whole');
+    await page.getByRole('button', { name: 'Preview sale' }).click();
+    await page.getByRole('button', { name: 'Confirm sale of 100%' }).click();
+    await page.getByText(`Sold 100% of ${event.name} LONG: the position is closed.`).waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
   test('over time: an event\'s valuation candles and a user\'s portfolio, as charts and tables', async () => {
     const { page, problems, context } = await walletPage(rig, 1280, (await fundedWallet(rig, 1)).wallet);
     await signIn(rig, page);
@@ -327,7 +360,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Markets' }).click();
     await page.getByRole('button', { name: `Show ${event.name}`, exact: true }).click();
     await page.getByRole('img', { name: `Valuation of ${event.name} over time: implied valuation in billions of USD, and the LONG and SHORT unit costs` }).waitFor();
-    const history = await (await fetch(`${origin}/api/trading/valuation/history?eventSlug=${event.id}&interval=1h&limit=168`)).json();
+    const history = await (await fetch(`${rig.origin}/api/trading/valuation/history?eventSlug=${event.id}&interval=1h&limit=168`)).json();
     expect(history.candles.length).toBeGreaterThan(0);
     await page.getByText(`The numbers (${history.candles.length} candles, UTC)`).click();
     expect(await page.getByRole('table', { name: `Valuation candles of ${event.name}` }).getByRole('row').count()).toBe(1 + history.candles.length);

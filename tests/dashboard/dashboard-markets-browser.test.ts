@@ -9,18 +9,19 @@
  * per band whose labels are the API's, and floors that recompute the quote as the API does for them.
  * The page refreshes by itself without its table ever disappearing. axe-core finds no serious or
  * critical violation at 1280 and 360 px (table and detail open); nothing scrolls sideways at 360 px;
+ * a phone (360 px) lists the first events, every one after "Show all N events";
  * no console error, failed request or HTTP error. With SCREENSHOTS=1 it saves markets-<width>.png.
  * Market data is free, but sign-in lands on the overview, whose billing and usage reads are billed to
  * the session's account: each account is funded by the operator before the page signs in.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import type { Outputs } from '../../dashboard/trpc.ts';
 import { companyForMarket } from '../../server/companies/market-companies.ts';
 import { addDiscoveredEvents } from '../../server/events/listing.ts';
 import { chromiumAvailable } from '../harness/chromium.ts';
 import { discoveredEventRecord } from '../harness/factories.ts';
-import { expectAccessible, fundedWallet, shot, signIn, startDashboard, walletPage, type DashboardRig } from '../harness/dashboard.ts';
+import { expectAccessible, fundedWallet, shot, signIn, useDashboardRig, walletPage } from '../harness/dashboard.ts';
 
 type Events = Outputs['tradingMarket']['events'];
 type ValuationAll = Outputs['tradingMarket']['valuationAll'];
@@ -28,15 +29,8 @@ type Quote = Outputs['tradingMarket']['valuation'];
 type Status = Events['events'][number]['status'];
 
 const available = chromiumAvailable;
-let rig: DashboardRig;
+const rig = useDashboardRig();
 
-beforeAll(async () => {
-  if (!available) return;
-  rig = await startDashboard();
-}, 120_000);
-afterAll(async () => {
-  if (available) await rig?.close();
-});
 
 // The page's formats, written out independently: costs per unit with 4 decimals, billions with 1, returns signed with 1.
 const usd4 = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 4, maximumFractionDigits: 4 });
@@ -133,6 +127,14 @@ describe.skipIf(!available)('the Markets page in Chromium', () => {
       const { events } = await getJson<Events>('/trading/events');
       expect(events.length).toBeGreaterThan(1);
       expect(new Set(events.map((e) => e.status)).size).toBeGreaterThan(1); // the seed has open, closed and resolved events
+      // A phone shows the first events; every one on request.
+      if (width < 768) {
+        const showAll = page.getByRole('button', { name: `Show all ${events.length} events` });
+        expect(await showAll.getAttribute('aria-expanded')).toBe('false');
+        expect(await table.locator('tbody tr').count()).toBeLessThan(events.length);
+        await showAll.click();
+        expect(await page.getByRole('button', { name: 'Show fewer events' }).getAttribute('aria-expanded')).toBe('true');
+      }
       const { rows } = await readTable(page);
       expect(rows.length).toBe(events.length);
       expect(rows.map((r) => r.name).sort()).toEqual(events.map((e) => e.name).sort());

@@ -15,34 +15,25 @@
  * axe-core on every page; every journey fails on any console error, failed request or HTTP error.
  * Without a browser only the CSV helpers' checks run.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { formatCount, formatRate, formatUsd } from '../../dashboard/format.ts';
 import { csvField, fetchAllUsage, usageCsv, type UsageListInput, type UsageRecord } from '../../dashboard/usage-csv.ts';
 import { DASHBOARD_KEY } from '../harness/app.ts';
 import { chromiumAvailable } from '../harness/chromium.ts';
-import { accountIdOf, expectAccessible, fundedWallet, shot, signIn, startDashboard, walletPage, type DashboardRig } from '../harness/dashboard.ts';
+import { accountIdOf, expectAccessible, fundedWallet, shot, signIn, useDashboardRig, walletPage } from '../harness/dashboard.ts';
 import { parseCsv } from '../../server/lib/csv.ts';
 
 /** The rows of a CSV file, read by the project's own RFC 4180 reader (the company import's). */
 const csvRows = (text: string) => parseCsv(text).map((record) => record.cells);
 
 const available = chromiumAvailable;
-let rig: DashboardRig;
-let origin: string;
+const rig = useDashboardRig();
 const DAY_MS = 86_400_000;
 /** How the page names the calls made with the signed-in session (they have no key). */
 const SESSION = 'Signed-in session';
 
-beforeAll(async () => {
-  if (!available) return;
-  rig = await startDashboard();
-  origin = rig.origin;
-}, 120_000);
-afterAll(async () => {
-  if (available) await rig?.close();
-});
 
 // ---------------------------------------------------------------------------------------------
 // Helpers: the account set up through the service's own HTTP routes.
@@ -59,9 +50,9 @@ async function customerOf(context: BrowserContext): Promise<Customer> {
 
 /** POST /api/keys as the signed-in customer (session cookie, trusted origin). */
 async function createKey(customer: Customer, name: string): Promise<{ id: string; key: string }> {
-  const res = await fetch(`${origin}/api/keys`, {
+  const res = await fetch(`${rig.origin}/api/keys`, {
     method: 'POST',
-    headers: { cookie: customer.cookie, origin, 'content-type': 'application/json' },
+    headers: { cookie: customer.cookie, origin: rig.origin, 'content-type': 'application/json' },
     body: JSON.stringify({ name }),
   });
   expect(res.status).toBe(201);
@@ -70,7 +61,7 @@ async function createKey(customer: Customer, name: string): Promise<{ id: string
 
 /** The operator's routes (dashboard key + x-account-id): credit the account, set its rate. */
 async function operator(accountId: string, method: 'POST' | 'PUT', path: string, body: unknown): Promise<void> {
-  const res = await fetch(`${origin}${path}`, {
+  const res = await fetch(`${rig.origin}${path}`, {
     method,
     headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': accountId, 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -80,7 +71,7 @@ async function operator(accountId: string, method: 'POST' | 'PUT', path: string,
 
 /** The account's balance as the operator reads it (free: no usage row). */
 async function balanceOf(accountId: string): Promise<number> {
-  const me = await fetch(`${origin}/api/accounts/me`, { headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': accountId } });
+  const me = await fetch(`${rig.origin}/api/accounts/me`, { headers: { 'x-api-key': DASHBOARD_KEY, 'x-account-id': accountId } });
   expect(me.status).toBe(200);
   return ((await me.json()) as { balanceUsd: number }).balanceUsd;
 }
@@ -88,7 +79,7 @@ async function balanceOf(accountId: string): Promise<number> {
 /** A billed call with an API key. */
 async function call(key: string, path: string, times = 1): Promise<void> {
   for (let i = 0; i < times; i++) {
-    const res = await fetch(`${origin}${path}`, { headers: { 'x-api-key': key } });
+    const res = await fetch(`${rig.origin}${path}`, { headers: { 'x-api-key': key } });
     expect(`${path} → ${res.status}`).toBe(`${path} → 200`);
     expect(res.headers.get('x-request-cost-usd')).not.toBeNull();
   }
@@ -99,7 +90,7 @@ async function call(key: string, path: string, times = 1): Promise<void> {
  * usage row (no key) is written before it answers, so a read of usage counts itself.
  */
 async function asCustomer<T = any>(customer: Customer, path: string): Promise<T> {
-  const res = await fetch(`${origin}${path}`, { headers: { cookie: customer.cookie } });
+  const res = await fetch(`${rig.origin}${path}`, { headers: { cookie: customer.cookie } });
   expect(`${path} → ${res.status}`).toBe(`${path} → 200`);
   expect(res.headers.get('x-request-cost-usd')).not.toBeNull();
   return (await res.json()) as T;
@@ -404,7 +395,7 @@ describe.skipIf(!available)('the usage page and the overview in Chromium', () =>
       expect(await tableRows(page, 'By route')).toEqual([['/api/usage', '12', formatUsd(costOf(narrowed))]]);
       const filteredCsv = await downloadCsv(page);
       // The same filters on GET /api/usage with an API key (alpha's own call is not beta's: it is not in the answer).
-      const res = await fetch(`${origin}/api/usage?${query({ ...range, keyId: beta.id, path: '/api/usage', limit: '10000' })}`, { headers: { 'x-api-key': alpha.key } });
+      const res = await fetch(`${rig.origin}/api/usage?${query({ ...range, keyId: beta.id, path: '/api/usage', limit: '10000' })}`, { headers: { 'x-api-key': alpha.key } });
       expect(res.status).toBe(200);
       const viaKey = (await res.json()) as { records: UsageRecord[]; total: number };
       expect(viaKey.total).toBe(12);

@@ -26,6 +26,9 @@ export const BASE = 'http://localhost';
 export const TEST_ENV: Record<string, string> = {
   NODE_ENV: 'test',
   LOG_LEVEL: 'silent',
+  // The paper books stand still and no history is filled in behind a test's back (both move by default).
+  PAPER_DRIFT: '0',
+  HISTORY_FILL_INTERVAL_MS: '0',
   DASHBOARD_KEYS: DASHBOARD_KEY,
   TRADING_ENCRYPTION_KEY: 'a'.repeat(64),
   RATE_LIMIT_KEY_RPS: '100000',

@@ -5,7 +5,7 @@
  * Every page records what went wrong (console errors, failed requests, HTTP errors, requests to
  * another origin) so a journey can fail on any of it.
  */
-import { expect } from 'bun:test';
+import { afterAll, beforeAll, expect } from 'bun:test';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
 import { parseAbi, type Address } from 'viem';
@@ -13,7 +13,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { createDepositChain } from '../../server/deposits/chain.ts';
 import { startCandleRecording } from '../../server/history/recording.ts';
 import { DASHBOARD_KEY, type TestApp } from './app.ts';
-import { launchChromium } from './chromium.ts';
+import { chromiumAvailable, launchChromium } from './chromium.ts';
 import { startEvm, type InProcessEvm } from './in-process-evm.ts';
 import { signIn as signInByApi } from './sign-in.ts';
 import { createTradingApp } from './trading-venue.ts';
@@ -63,6 +63,42 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
       await t.close();
       await evm.close();
     },
+  };
+}
+
+/**
+ * The rig of a dashboard browser test file, started once for the file (beforeAll) and closed after it
+ * (afterAll), when Chromium is there (`chromiumAvailable`; the file's tests skip themselves otherwise).
+ * Call it at the top of the file: `const rig = useDashboardRig();`. The rig it returns reads through to
+ * the one started, so it is used in tests (and their helpers) like `startDashboard`'s.
+ */
+export function useDashboardRig(env: Record<string, string> = {}): DashboardRig {
+  let started: DashboardRig | undefined;
+  beforeAll(async () => {
+    if (chromiumAvailable) started = await startDashboard(env);
+  }, 120_000);
+  afterAll(async () => {
+    await started?.close();
+    started = undefined;
+  });
+  const rig = () => {
+    if (!started) throw new Error('the dashboard rig is not running: it starts in beforeAll, and only where Chromium is available');
+    return started;
+  };
+  return {
+    get t() {
+      return rig().t;
+    },
+    get evm() {
+      return rig().evm;
+    },
+    get origin() {
+      return rig().origin;
+    },
+    get browser() {
+      return rig().browser;
+    },
+    close: () => rig().close(),
   };
 }
 

@@ -69,6 +69,15 @@ export function bandQuotes(event: { structure: 'bands' | 'ladder'; bands: { id: 
   });
 }
 
+/**
+ * An answer's number `a` against a recomputed `b`: the API rounds to 6 decimals (docs/api.md,
+ * "Numbers"), so they agree to half a unit of the 6th decimal (a tie included), plus float slack.
+ */
+export function expectRounded(a: number | null, b: number) {
+  expect(a).toBeNumber();
+  expect({ a, b, within: Math.abs(a! - b) <= 5e-7 + 1e-12 * Math.max(1, Math.abs(b)) }).toEqual({ a, b, within: true });
+}
+
 /** GET /api/trading/valuation of `eventId` agrees with the numbers recomputed from the venue's own books. */
 export async function expectValuationRecomputed(t: TestApp, eventId: string, floors = { floorL: 0.2, floorS: 0.15 }) {
   const events = (await (await t.request('/api/trading/events')).json()).events;
@@ -78,7 +87,7 @@ export async function expectValuationRecomputed(t: TestApp, eventId: string, flo
   const quotes = bandQuotes(event, books);
   const x = expectedValuation(event.bands, quotes, floors.floorL, floors.floorS);
   const body = await (await t.request(`/api/trading/valuation?eventSlug=${eventId}&floorL=${floors.floorL}&floorS=${floors.floorS}`)).json();
-  const close = (a: number | null, b: number | null) => (b === null ? expect(a).toBeNull() : expect(a!).toBeCloseTo(b, 9));
+  const close = (a: number | null, b: number | null) => (b === null ? expect(a).toBeNull() : expectRounded(a, b));
   body.slippage.bandPrices.forEach((b: BandQuote, i: number) => {
     close(b.bid, quotes[i]!.bid);
     close(b.ask, quotes[i]!.ask);

@@ -101,7 +101,8 @@ function checkResponsesFrom(origin: string, child: Subprocess) {
  * databases hold.
  */
 function inherited(): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp' };
+  // Still books and no background history fill, as in-process apps have (TEST_ENV); a test of either sets its own.
+  const env: Record<string, string> = { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', PAPER_DRIFT: '0', HISTORY_FILL_INTERVAL_MS: '0' };
   if (process.env.SEED_COMPANIES) env.SEED_COMPANIES = process.env.SEED_COMPANIES;
   return env;
 }

@@ -13,6 +13,7 @@ import { valuationCandles } from '../../db/schema.ts';
 import { readCandles, writeCandles } from '../../server/history/candle-store.ts';
 import { CandleBuilder, type Candle, type CandlePoint } from '../../server/history/candles.ts';
 import { startCandleRecording, type CandleRecording } from '../../server/history/recording.ts';
+import { roundAnswerNumbers } from '../../server/lib/answer-numbers.ts';
 import type { OrderBook, Venue } from '../../server/venues/venue.ts';
 import { createTestApp, trpcClient, type TestApp } from '../harness/app.ts';
 import { FaultyVenue } from '../harness/faulty-venue.ts';
@@ -197,7 +198,8 @@ describe('candles from a scripted sequence of books', () => {
       expect(body.candles[i]).toEqual({
         start: body.candles[i].start,
         end: body.candles[i].end,
-        impliedValuation: e.implied,
+        // The API's numbers have at most 6 decimals (docs/api.md, "Numbers").
+        impliedValuation: roundAnswerNumbers(e.implied),
         longCost: usd(e.long),
         shortCost: usd(e.short),
         bands: e.bands.map((b) => ({ bandId: b.bandId, close: b.closeMicros / MICRO, bid: b.bidMicros / MICRO, ask: b.askMicros / MICRO })),

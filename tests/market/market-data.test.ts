@@ -8,7 +8,7 @@ import type { EventRecord } from '../../server/events/event-schema.ts';
 import { PaperVenue } from '../../server/venues/paper.ts';
 import { tickFor, topDollarsMicros } from '../../server/venues/paper-book.ts';
 import { createTestApp, json, trpcClient, type TestApp } from '../harness/app.ts';
-import { expectedValuation } from '../harness/expected-valuation.ts';
+import { expectedValuation, expectRounded } from '../harness/expected-valuation.ts';
 
 let t: TestApp;
 let seeded: EventRecord[];
@@ -74,7 +74,7 @@ describe('GET /api/trading/valuation', () => {
       const bidAsk = body.slippage.bandPrices;
       for (const { bid, ask } of bidAsk) expect(ask - bid).toBeLessThanOrEqual(0.1 + 1e-9); // paper books: midpoints apply
       const x = expectedValuation(e.bands, bidAsk, 0.2, 0.15);
-      const close = (a: number | null, b: number | null) => (b === null ? expect(a).toBeNull() : expect(a!).toBeCloseTo(b, 9));
+      const close = (a: number | null, b: number | null) => (b === null ? expect(a).toBeNull() : expectRounded(a, b));
       expect(body.event).toEqual({ name: e.name, slug: e.id, numBands: e.bands.length, status: e.status, winningBandId: e.winningBandId });
       expect(body.settings).toEqual({ floorL: 0.2, floorS: 0.15 });
       body.bands.forEach((b: any, i: number) => {

@@ -14,6 +14,7 @@ import { createTRPCClient, httpLink, httpSubscriptionLink, splitLink } from '@tr
 import { sql } from 'drizzle-orm';
 import type { AppRouter } from '../../routers/index.ts';
 import { resultRows } from '../../db/prepared.ts';
+import { roundAnswerNumbers } from '../../server/lib/answer-numbers.ts';
 import { clientAddressKey } from '../../server/streams/leases.ts';
 import { configureStreams, liftStreamIdleTimeout, stopStreams, streamsOf } from '../../server/streams/registry.ts';
 import { FetchEventSource, type SseEvent, type SseItem } from '../../server/streams/sse-client.ts';
@@ -172,7 +173,8 @@ async function expectRefused(res: Response, status: number, code: string) {
   return body as { message: string };
 }
 
-const current = (eventId: string) => t.services.recorder.latest()!.valuations.get(eventId)!;
+/** An event's latest /valuation object, as answers carry it: numbers rounded to 6 decimals (docs/api.md, "Numbers"). */
+const current = (eventId: string) => roundAnswerNumbers(t.services.recorder.latest()!.valuations.get(eventId)!);
 /** A valuation without its timestamp (a message carries the snapshot it changed in; later recordings restamp an unchanged event). */
 const priced = (v: any) => JSON.parse(JSON.stringify({ ...v, timestamp: undefined }));
 const slugOf = (e: SseEvent) => JSON.parse(e.data).event.slug as string;
@@ -552,9 +554,10 @@ describe('fan-out', () => {
     await fast.waitFor(1);
     const hub = streamsOf(t.services).valuations;
     const subscribers = hub.subscriberCount;
-    for (let i = 0; i < 30; i++) await change(A); // ~5 KB each: past the 64 KiB the slow one may leave unread
-    await fast.waitFor(31);
-    expect(fast.events.slice(1).map(slugOf)).toEqual(Array(30).fill(A));
+    // A few KB each (numbers have at most 6 decimals): well past the 64 KiB the slow one may leave unread.
+    for (let i = 0; i < 50; i++) await change(A);
+    await fast.waitFor(51);
+    expect(fast.events.slice(1).map(slugOf)).toEqual(Array(50).fill(A));
     expect(hub.subscriberCount).toBe(subscribers - 1);
     let rest = '';
     const decoder = new TextDecoder();

@@ -732,6 +732,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/trading/valuation/history/backfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fill in finished candles of a past range, on the server that runs (what npm run history:backfill calls when the server holds the embedded database)
+         * @description For operators (a dashboard key, and x-account-id naming the operator's own account). The backfill of docs/history.md: on the paper venue the past books are computed, on the live venue Polymarket's price history is read. Idempotent: a candle already there (recorded or backfilled) is never replaced, so a second call writes nothing. One line per event, as the command prints. On the paper venue one call computes at most 100,000 points per event (range ÷ stepSeconds): a longer range is a 400 (the command splits it into calls).
+         */
+        post: operations["marketHistory-backfill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/trading/settings": {
         parameters: {
             query?: never;
@@ -929,7 +949,7 @@ export interface paths {
         };
         /**
          * One position with its bands
-         * @description One position of the user: its totals like the list, its floors, why a failed buy was unwound, and each band's shares with the price paid and the best bid now. 404 POSITION_NOT_FOUND for another user's position.
+         * @description One position of the user: its totals like the list, its floors, why a failed buy was unwound, each band's shares with the price paid and the best bid now, and the percentages a sale of it accepts (partialSaleRange). 404 POSITION_NOT_FOUND for another user's position.
          */
         get: operations["positions-get"];
         put?: never;
@@ -8911,6 +8931,246 @@ export interface operations {
             };
         };
     };
+    "marketHistory-backfill": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The account this dashboard request manages (must exist: 404 otherwise), 1-128 characters of A-Z a-z 0-9 . _ : @ -
+                 * @example acme
+                 */
+                "x-account-id": string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "interval": "1h",
+                 *       "from": "2026-11-01",
+                 *       "to": "2026-11-20",
+                 *       "events": [
+                 *         "openai-ipo"
+                 *       ],
+                 *       "stepSeconds": 60,
+                 *       "fidelity": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The candles to write
+                     * @example 1h
+                     * @enum {string}
+                     */
+                    interval: "1m" | "1h" | "1d";
+                    /**
+                     * @description Start of the range (the candle holding it is the first): an ISO 8601 date or date-time
+                     * @example 2026-11-01
+                     */
+                    from: string;
+                    /**
+                     * @description End of the range, inclusive; default now (only candles that have ended are written)
+                     * @example 2026-11-20
+                     */
+                    to?: string;
+                    /**
+                     * @description Event ids (ours, a venue slug or an alias); default every listed event
+                     * @example [
+                     *       "openai-ipo"
+                     *     ]
+                     */
+                    events?: string[];
+                    /**
+                     * Format: int32
+                     * @description Paper venue: seconds between computed points; must divide the interval (default 60 for 1m and 1h, 900 for 1d)
+                     * @example 60
+                     */
+                    stepSeconds?: number;
+                    /**
+                     * Format: int32
+                     * @description Live venue: minutes between price points read from Polymarket
+                     * @example 1
+                     */
+                    fidelity?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lines: {
+                            event: string;
+                            /** @enum {string} */
+                            interval: "1m" | "1h" | "1d";
+                            /** @enum {string} */
+                            venue: "paper" | "polymarket";
+                            /**
+                             * Format: int64
+                             * @description Candles computed
+                             */
+                            candles?: number;
+                            /**
+                             * Format: int64
+                             * @description Of them, newly written (the rest were already there)
+                             */
+                            written?: number;
+                            /**
+                             * Format: int64
+                             * @description Points the candles were built from
+                             */
+                            points?: number;
+                            /** Format: int64 */
+                            fidelity?: number;
+                            /** @description Why this event was not backfilled */
+                            skipped?: string;
+                            /** @description What went wrong for this event (an unknown id, the venue not answering) */
+                            problems: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Request body larger than the limit, with or without Content-Length (PAYLOAD_TOO_LARGE) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     "tradingSettings-get": {
         parameters: {
             query?: {
@@ -11454,6 +11714,19 @@ export interface operations {
                             /** @description Best bid */
                             currentPrice: number;
                         }[];
+                        /** @description The percentages POST /api/trading/sell accepts now, before asking: a partial sale from lowest to highest (every band sells the same fraction, none left under the venue minimum), or 100%. null when only 100% works, or when the position is not open. The same rule the sale and its quote apply (their partialSaleRange), on the shares not held by sales still running. */
+                        partialSaleRange: {
+                            /**
+                             * @description The smallest partial percentage a sale accepts now (two decimals)
+                             * @example 12.5
+                             */
+                            lowest: number;
+                            /**
+                             * @description The largest partial percentage a sale accepts now (two decimals, under 100)
+                             * @example 87.5
+                             */
+                            highest: number;
+                        } | null;
                     };
                 };
             };

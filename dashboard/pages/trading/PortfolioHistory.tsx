@@ -5,6 +5,7 @@ import { Chart } from '../../components/Chart.tsx';
 import { ErrorMessage } from '../../components/ErrorMessage.tsx';
 import { formatBucket, formatSignedUsd, formatUsd } from '../../format.ts';
 import { forUser } from '../../trpc.ts';
+import { PhoneFolded } from './compact.tsx';
 
 type Interval = '1h' | '1d';
 
@@ -42,17 +43,19 @@ export function PortfolioHistory({ userId }: { userId: string }) {
         </dl>
       ) : null}
       {points.length > 1 ? (
-        <Chart
-          kind="line"
-          label={`Portfolio of ${userId} over time: market value at the bids and cost basis, in USD`}
-          labels={points.map((p) => formatBucket(p.time, interval === '1d' ? 'day' : 'hour'))}
-          series={[
-            { label: 'Market value', data: points.map((p) => p.marketValue) },
-            { label: 'Cost basis', data: points.map((p) => p.costBasis) },
-            { label: 'Realized P&L', data: points.map((p) => p.realizedPnl) },
-          ]}
-          format={(v) => formatUsd(v)}
-        />
+        <PhoneFolded what="the chart" detail="of the portfolio over time">
+          <Chart
+            kind="line"
+            label={`Portfolio of ${userId} over time: market value at the bids and cost basis, in USD`}
+            labels={points.map((p) => formatBucket(p.time, interval === '1d' ? 'day' : 'hour'))}
+            series={[
+              { label: 'Market value', data: points.map((p) => p.marketValue) },
+              { label: 'Cost basis', data: points.map((p) => p.costBasis) },
+              { label: 'Realized P&L', data: points.map((p) => p.realizedPnl) },
+            ]}
+            format={(v) => formatUsd(v)}
+          />
+        </PhoneFolded>
       ) : null}
     </section>
   );

@@ -10,7 +10,10 @@ import { formatDate, formatShares, formatSignedUsd, formatUnitCost, formatUsd, p
 import { forUser } from '../../trpc.ts';
 import { LIVE_MS } from './events.ts';
 import { SellPanel } from './SellPanel.tsx';
-import { useCompact } from './compact.tsx';
+import { PhoneFolded, useCompact } from './compact.tsx';
+
+/** Holdings a phone lists before "Show all" (the chart, on request, has them all). */
+const PHONE_HOLDINGS = 2;
 
 interface Props {
   userId: string;
@@ -34,7 +37,7 @@ export function PositionDetail({ userId, positionId, eventName, outcome, onClose
   const bands = (p?.holdings ?? []).map((b) => ({ ...b, name: b.label ?? b.tokenId, value: b.tokens * b.currentPrice }));
   // A ladder position holds threshold tokens: what they pay per band is shown apart.
   const ladder = (p?.holdings ?? []).some((h) => /:(yes|no)$/.test(h.tokenId));
-  const { shown: shownBands, more: moreBands } = useCompact(bands, ladder ? 'tokens' : 'bands');
+  const { shown: shownBands, more: moreBands } = useCompact(bands, ladder ? 'tokens' : 'bands', PHONE_HOLDINGS);
 
   return (
     <section className="detail" aria-labelledby={`${ids}-title`} aria-busy={detail.isPending}>
@@ -49,25 +52,26 @@ export function PositionDetail({ userId, positionId, eventName, outcome, onClose
       {detail.isError ? <ErrorMessage error={detail.error} title="The position could not be loaded" /> : null}
       {p ? (
         <>
+          {/* On a phone the figures the position's card shows just above (status, value, P&L, opened) are not repeated here (`in-row`). */}
           <dl className="facts facts-inline">
-            <dt>Status</dt>
-            <dd>{p.status}</dd>
+            <dt className="in-row">Status</dt>
+            <dd className="in-row">{p.status}</dd>
             <dt>Entry price per unit</dt>
             <dd>{formatUnitCost(p.entryPrice)}</dd>
             <dt>Price per unit now</dt>
             <dd>{formatUnitCost(p.currentPrice)}</dd>
-            <dt>Value at the bids</dt>
-            <dd className="figure">{formatUsd(p.currentValue)}</dd>
-            <dt>Unrealized P&amp;L</dt>
-            <dd className={pnlClass(p.unrealizedPnl)}>{formatSignedUsd(p.unrealizedPnl)}</dd>
-            <dt>Realized P&amp;L</dt>
-            <dd className={pnlClass(p.realizedPnl)}>{formatSignedUsd(p.realizedPnl)}</dd>
+            <dt className="in-row">Value at the bids</dt>
+            <dd className="figure in-row">{formatUsd(p.currentValue)}</dd>
+            <dt className="in-row">Unrealized P&amp;L</dt>
+            <dd className={`${pnlClass(p.unrealizedPnl)} in-row`}>{formatSignedUsd(p.unrealizedPnl)}</dd>
+            <dt className="in-row">Realized P&amp;L</dt>
+            <dd className={`${pnlClass(p.realizedPnl)} in-row`}>{formatSignedUsd(p.realizedPnl)}</dd>
             <dt>Floors</dt>
             <dd>
               LONG {p.floorL}, SHORT {p.floorS}
             </dd>
-            <dt>Opened</dt>
-            <dd>{formatDate(p.createdAt)}</dd>
+            <dt className="in-row">Opened</dt>
+            <dd className="in-row">{formatDate(p.createdAt)}</dd>
             {p.closedAt ? (
               <>
                 <dt>Closed</dt>
@@ -82,19 +86,21 @@ export function PositionDetail({ userId, positionId, eventName, outcome, onClose
             ) : null}
           </dl>
           {bands.some((b) => b.tokens > 0) ? (
-            <Chart
-              kind="bar"
-              label={`Holdings of the ${title} position: value held per token at the best bid, and the bid price per share`}
-              labels={bands.map((b) => b.name)}
-              series={[
-                { label: 'Value (USD)', data: bands.map((b) => b.value) },
-                { label: 'Bid per share', data: bands.map((b) => b.currentPrice), kind: 'line', axis: 'right' },
-              ]}
-              format={(v) => formatUsd(v)}
-              formatRight={(v) => formatUnitCost(v)}
-            />
+            <PhoneFolded what="the chart" detail="of the holdings">
+              <Chart
+                kind="bar"
+                label={`Holdings of the ${title} position: value held per token at the best bid, and the bid price per share`}
+                labels={bands.map((b) => b.name)}
+                series={[
+                  { label: 'Value (USD)', data: bands.map((b) => b.value) },
+                  { label: 'Bid per share', data: bands.map((b) => b.currentPrice), kind: 'line', axis: 'right' },
+                ]}
+                format={(v) => formatUsd(v)}
+                formatRight={(v) => formatUnitCost(v)}
+              />
+            </PhoneFolded>
           ) : null}
-          <table className="table table-stack">
+          <table className="table table-stack table-pairs">
             <caption>Holdings</caption>
             <thead>
               <tr>
@@ -129,7 +135,7 @@ export function PositionDetail({ userId, positionId, eventName, outcome, onClose
           </table>
           {moreBands}
           {ladder ? (
-            <table className="table table-stack">
+            <table className="table table-stack table-pairs">
               <caption>What it pays per band</caption>
               <thead>
                 <tr>
@@ -155,7 +161,7 @@ export function PositionDetail({ userId, positionId, eventName, outcome, onClose
             <p className="notice">
               <strong>{outcome(p.eventId)}.</strong> The event no longer trades: this position cannot be sold; it settles when the outcome is published.
             </p>
-          ) : p.status === 'open' || saleStarted ? <SellPanel userId={userId} positionId={p.id} title={title} onSaleStarted={() => setSaleStarted(true)} /> : null}
+          ) : p.status === 'open' || saleStarted ? <SellPanel userId={userId} positionId={p.id} title={title} range={p.partialSaleRange} onSaleStarted={() => setSaleStarted(true)} /> : null}
         </>
       ) : null}
     </section>

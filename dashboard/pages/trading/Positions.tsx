@@ -65,7 +65,7 @@ export function Positions({ userId }: { userId: string }) {
             <dt>Realized P&amp;L</dt>
             <dd className={pnlClass(totals.realized)}>{formatSignedUsd(totals.realized)}</dd>
           </dl>
-          <table className="table table-stack">
+          <table className="table table-stack table-pairs">
             <caption className="visually-hidden">Positions of {userId}, valued at the current bids</caption>
             <thead>
               <tr>

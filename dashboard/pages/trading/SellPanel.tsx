@@ -16,6 +16,8 @@ import { useNames } from './events.ts';
 
 type Quote = Outputs['trading']['sellQuote'];
 type Sale = Outputs['trading']['sell'];
+/** The partial percentages a sale accepts (the position's `partialSaleRange`), or null: 100% only. */
+export type SaleRange = Outputs['positions']['get']['partialSaleRange'];
 
 /** The protection a sale gets by default: refused below 2% under the quoted average. */
 const DEFAULT_TOLERANCE_PERCENT = 2;
@@ -30,7 +32,24 @@ export function protectionFor(averagePrice: number, tolerancePercent: number): n
   return microsToUsd(Math.floor((micros * Math.round((100 - tolerancePercent) * 100)) / 10_000));
 }
 
-export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId: string; positionId: string; title: string; onSaleStarted: () => void }) {
+/** What the form says before anything is asked: the percentages this position's sale accepts. */
+export function rangeText(range: SaleRange): string {
+  if (!range) return 'You can sell 100% only: a smaller sale would leave a band under the venue minimum.';
+  // Every partial percentage up to 99.99 works: the range runs on to 100.
+  if (range.highest >= 99.99) return `You can sell ${range.lowest}%–100%.`;
+  return `You can sell ${range.lowest}%–${range.highest}%, or 100%.`;
+}
+
+/** Why `pct` is refused before anything is sent (outside the range), or null when a sale accepts it. */
+export function outsideRange(pct: number, range: SaleRange): string | null {
+  if (pct === 100) return null;
+  if (!range) return `Only 100% can be sold: a partial sale would leave a band under the venue minimum.`;
+  if (pct < range.lowest) return `${pct}% is too small: a band's order would be under the venue minimum. ${rangeText(range)}`;
+  if (pct > range.highest) return `${pct}% would leave a band with fewer shares than the venue minimum. ${rangeText(range)}`;
+  return null;
+}
+
+export function SellPanel({ userId, positionId, title, range, onSaleStarted }: { userId: string; positionId: string; title: string; range: SaleRange; onSaleStarted: () => void }) {
   const ids = useId();
   const queryClient = useQueryClient();
   const [percentage, setPercentage] = useState('100');
@@ -79,9 +98,15 @@ export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId
   const askQuote = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     if (locked) return;
-    const pct = Number(percentage);
+    const pct = range ? Number(percentage) : 100;
     if (!/^\d{1,3}(\.\d{1,2})?$/.test(percentage.trim()) || pct < 1 || pct > 100) {
-      setProblem('Enter a percentage from 1 to 100 (up to two decimals).');
+      setProblem(`Enter a percentage from 1 to 100 (up to two decimals). ${rangeText(range)}`);
+      return;
+    }
+    // Outside the range the sale would be refused: said here, nothing sent.
+    const outside = outsideRange(pct, range);
+    if (outside) {
+      setProblem(outside);
       return;
     }
     setProblem(null);
@@ -106,19 +131,22 @@ export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId
               type="text"
               inputMode="decimal"
               autoComplete="off"
-              value={percentage}
+              // 100% only: nothing else to type (read-only, so it stays focusable and its reason is read with it).
+              value={range ? percentage : '100'}
+              readOnly={!range}
               onChange={(e) => {
                 setPercentage(e.target.value);
                 setQuoted(null);
+                setProblem(null);
               }}
               aria-invalid={problem ? true : undefined}
-              aria-describedby={`${ids}-pct-help`}
+              aria-describedby={`${ids}-pct-range ${ids}-pct-help`}
             />
+            <p id={`${ids}-pct-range`} className="small sell-range">
+              <strong>{rangeText(range)}</strong>
+            </p>
             <p id={`${ids}-pct-help`} className={problem ? 'field-error small' : 'muted small'}>
-              {problem ??
-                (quoted?.quote.partialSaleRange
-                  ? `100%, or a partial sale from ${quoted.quote.partialSaleRange.lowest}% to ${quoted.quote.partialSaleRange.highest}% (every band sells the same fraction).`
-                  : 'Every band sells the same fraction; 100% closes the position.')}
+              {problem ?? 'Every band sells the same fraction; 100% closes the position.'}
             </p>
           </div>
           <div className="field">
@@ -168,7 +196,7 @@ export function SellPanel({ userId, positionId, title, onSaleStarted }: { userId
               Some bands would not sell (no bids, or fewer shares than the venue minimum): their shares stay in the position.
             </p>
           ) : null}
-          <table className="table table-stack">
+          <table className="table table-stack table-pairs">
             <caption>Orders the sale would send</caption>
             <thead>
               <tr>

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { inputError } from '../../errors.ts';
+import { roundAnswerNumbers } from '../../lib/answer-numbers.ts';
 import { t } from './trpc.ts';
 import { toTrpcError } from './trpc-errors.ts';
 import type { RouteMeta } from './meta.ts';
@@ -17,7 +18,8 @@ import { userMemberType, withoutUserMember, withUserMember } from './user-member
 
 /**
  * The tRPC middleware of a rule: the gate (which checks the input against the schema at its input
- * step, before any reservation), then the procedure, then the gate's settle.
+ * step, before any reservation), then the procedure, then the gate's settle; the answer, validated
+ * by the output step inside, leaves with its numbers rounded by the API's rule (lib/answer-numbers.ts).
  */
 function gateMiddleware(rule: AccessRule, input: z.ZodType | undefined) {
   return t.middleware(async (opts) => {
@@ -32,8 +34,10 @@ function gateMiddleware(rule: AccessRule, input: z.ZodType | undefined) {
       });
     const result = await opts.next({ ctx: admission.ctx ?? {} });
     await admission.settle?.(result.ok);
+    // The API's rule for numbers on the validated answer, as the compiled definitions apply it (runner.ts).
+    if (result.ok) return { ...result, data: roundAnswerNumbers(result.data) };
     // The handler's ApiError reaches tRPC wrapped as an internal error: answered under its own status.
-    return result.ok ? result : { ...result, error: toTrpcError(result.error) };
+    return { ...result, error: toTrpcError(result.error) };
   });
 }
 

@@ -7,9 +7,15 @@
  * Nothing here awaits what is not a promise: a route whose gate, handler and schemas answer
  * synchronously (/api/pricing, a cached valuation) is answered without a single promise. An answer
  * marked reusable (lib/reusable-json.ts: never mutated) is output-validated once.
+ *
+ * The output step also applies the API's rule for numbers (lib/answer-numbers.ts: at most 6 decimals),
+ * so what /api, /trpc and the stream routes' JSON serialize is already rounded — once per answer, and
+ * once per snapshot for market data (its answers are cached after this step). tRPC's own pipeline
+ * (its adapter, createCaller) applies the same rule in the gate middleware (builder.ts).
  */
 import type { z } from 'zod';
 import { inputError } from '../../errors.ts';
+import { roundAnswerNumbers } from '../../lib/answer-numbers.ts';
 import { deepFreeze, isReusable, markReusable } from '../../lib/reusable-json.ts';
 import { isThenable, whenReady, type MaybePromise } from '../../lib/when-ready.ts';
 import type { RequestContext } from './context.ts';
@@ -97,10 +103,11 @@ export function compileDefinition(definition: ProcedureDefinition): CompiledProc
   const validatedOnce = new WeakMap<object, object>();
 
   const checkOutput = (answer: unknown): unknown => {
-    if (!parseOutput) return answer;
+    if (!parseOutput) return roundAnswerNumbers(answer);
     const known = isReusable(answer) ? validatedOnce.get(answer) : undefined;
     if (known !== undefined) return known;
-    return whenReady(validated(parseOutput, answer, badOutput), (data) => {
+    return whenReady(validated(parseOutput, answer, badOutput), (valid) => {
+      const data = roundAnswerNumbers(valid);
       if (isReusable(answer) && typeof data === 'object' && data !== null) {
         const reusable = markReusable(deepFreeze(data));
         validatedOnce.set(answer, reusable);

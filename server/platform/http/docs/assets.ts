@@ -1,5 +1,6 @@
 /**
- * /docs: Scalar's API reference (@scalar/api-reference's standalone browser bundle) rendering
+ * /docs: Scalar's API reference (@scalar/api-reference's standalone browser bundle, vendored in
+ * vendor/scalar-api-reference/: the npm package pulls 26 packages that need Node 22; its README) rendering
  * /openapi.json. Everything the page loads is served from here (no CDN, fonts or analytics), so it
  * works offline; files are read once at start, and the 4 MB bundle is gzipped once, off the event
  * loop, for browsers that accept it (about 1.3 MB on the wire).
@@ -18,7 +19,7 @@ import { acceptsGzip } from '../dashboard/assets.ts';
 
 const dir = new URL('./', import.meta.url);
 const read = (name: string) => Bun.file(new URL(name, dir)).text();
-const SCALAR_BUNDLE = new URL('./browser/standalone.js', import.meta.resolve('@scalar/api-reference'));
+const SCALAR_BUNDLE = new URL('../../../../vendor/scalar-api-reference/standalone.js', import.meta.url);
 
 // Its source map is not served: drop the comment that would make a browser's devtools ask for it.
 const [html, js, css, scalar] = await Promise.all([
