@@ -13,9 +13,13 @@ export type { SeedOptions, SeedStep } from './step.ts';
 /** The steps, in dependency order. Each data area registers its step here. */
 export const seedSteps: SeedStep[] = [companiesSeed, eventsSeed];
 
-export async function seedDatabase(db: Db, logger: Logger, steps: SeedStep[] = seedSteps, options: SeedOptions = {}) {
+/** Runs the steps in order; answers how many rows they wrote (inserted and updated) in all. */
+export async function seedDatabase(db: Db, logger: Logger, steps: SeedStep[] = seedSteps, options: SeedOptions = {}): Promise<number> {
+  let written = 0;
   for (const step of steps) {
     const result = await step.run(db, options);
     logger.info('seeded', { step: step.name, ...result });
+    written += (result.inserted ?? 0) + (result.updated ?? 0);
   }
+  return written;
 }

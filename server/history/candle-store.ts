@@ -87,43 +87,46 @@ export async function readCandles(db: Db, q: { eventId: string; interval: Candle
 }
 
 /**
- * The 1-minute candles (recorded or backfilled) that started in [from, until), per event, oldest first,
- * without their bands: the earlier part of a 1h or 1d candle (recording.ts). All events unless `eventIds`.
+ * The 1-minute candles (recorded or backfilled) that started in [from, until), combined per event as
+ * `combineSpans` would combine them (open of the first, high and low over all, close of the last,
+ * samples summed; the implied valuation over the minutes that have one): the earlier part of a 1h or
+ * 1d candle (recording.ts). Combined in the database, so a day of an event's minutes is one row here,
+ * not 1,440 (read at every start and every hour). All events unless `eventIds`.
  */
-export async function minuteSpansBetween(db: Db, q: { eventIds?: string[]; from: number; until: number }): Promise<Map<string, Array<CandleSpan & { start: number }>>> {
-  const found = new Map<string, Array<CandleSpan & { start: number }>>();
+export async function combinedMinuteSpans(db: Db, q: { eventIds?: string[]; from: number; until: number }): Promise<Map<string, CandleSpan>> {
+  const found = new Map<string, CandleSpan>();
   if (q.until <= q.from || q.eventIds?.length === 0) return found;
   const c = valuationCandles;
+  const first = (column: unknown) => sql<number | null>`(array_agg(${column} order by ${c.start}))[1]::float8`;
+  const last = (column: unknown) => sql<number | null>`(array_agg(${column} order by ${c.start} desc))[1]::float8`;
+  const withImplied = sql`filter (where ${c.impliedOpen} is not null)`;
   const rows = await db
     .select({
       eventId: c.eventId,
-      start: c.start,
-      impliedOpen: c.impliedOpen,
-      impliedHigh: c.impliedHigh,
-      impliedLow: c.impliedLow,
-      impliedClose: c.impliedClose,
-      longOpenMicros: c.longOpenMicros,
-      longHighMicros: c.longHighMicros,
-      longLowMicros: c.longLowMicros,
-      longCloseMicros: c.longCloseMicros,
-      shortOpenMicros: c.shortOpenMicros,
-      shortHighMicros: c.shortHighMicros,
-      shortLowMicros: c.shortLowMicros,
-      shortCloseMicros: c.shortCloseMicros,
-      samples: c.samples,
+      impliedOpen: sql<number | null>`(array_agg(${c.impliedOpen} order by ${c.start}) ${withImplied})[1]`,
+      impliedHigh: sql<number | null>`max(${c.impliedHigh})`,
+      impliedLow: sql<number | null>`min(${c.impliedLow})`,
+      impliedClose: sql<number | null>`(array_agg(${c.impliedClose} order by ${c.start} desc) ${withImplied})[1]`,
+      longOpen: first(c.longOpenMicros),
+      longHigh: sql<number>`max(${c.longHighMicros})::float8`,
+      longLow: sql<number>`min(${c.longLowMicros})::float8`,
+      longClose: last(c.longCloseMicros),
+      shortOpen: first(c.shortOpenMicros),
+      shortHigh: sql<number>`max(${c.shortHighMicros})::float8`,
+      shortLow: sql<number>`min(${c.shortLowMicros})::float8`,
+      shortClose: last(c.shortCloseMicros),
+      samples: sql<number>`sum(${c.samples})::float8`,
     })
     .from(c)
     .where(and(eq(c.interval, '1m'), gte(c.start, new Date(q.from)), lt(c.start, new Date(q.until)), q.eventIds ? inArray(c.eventId, q.eventIds) : undefined))
-    .orderBy(asc(c.eventId), asc(c.start));
+    .groupBy(c.eventId);
+  const n = (v: unknown) => Number(v);
   for (const r of rows) {
-    let list = found.get(r.eventId);
-    if (!list) found.set(r.eventId, (list = []));
-    list.push({
-      start: r.start.getTime(),
-      implied: r.impliedOpen === null ? null : { open: r.impliedOpen, high: r.impliedHigh!, low: r.impliedLow!, close: r.impliedClose! },
-      long: { open: r.longOpenMicros, high: r.longHighMicros, low: r.longLowMicros, close: r.longCloseMicros },
-      short: { open: r.shortOpenMicros, high: r.shortHighMicros, low: r.shortLowMicros, close: r.shortCloseMicros },
-      samples: r.samples,
+    found.set(r.eventId, {
+      implied: r.impliedOpen === null ? null : { open: n(r.impliedOpen), high: n(r.impliedHigh), low: n(r.impliedLow), close: n(r.impliedClose) },
+      long: { open: n(r.longOpen), high: n(r.longHigh), low: n(r.longLow), close: n(r.longClose) },
+      short: { open: n(r.shortOpen), high: n(r.shortHigh), low: n(r.shortLow), close: n(r.shortClose) },
+      samples: n(r.samples),
     });
   }
   return found;

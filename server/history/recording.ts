@@ -31,8 +31,8 @@ import type { Recording } from '../market/recorder.ts';
 import { startJob } from '../lib/jobs.ts';
 import type { HistoryHandles } from './handles.ts';
 import type { Db } from '../../db/client.ts';
-import { minuteSpansBetween, pruneMinuteCandles, writeCandles } from './candle-store.ts';
-import { alignStart, CandleBuilder, combineSpans, pointOfValuation, withEarlier, type Candle, type CandleInterval, type CandleSpan } from './candles.ts';
+import { combinedMinuteSpans, pruneMinuteCandles, writeCandles } from './candle-store.ts';
+import { alignStart, CandleBuilder, pointOfValuation, withEarlier, type Candle, type CandleInterval, type CandleSpan } from './candles.ts';
 import { errorMessage } from '../lib/error-message.ts';
 
 const DAY_MS = 86_400_000;
@@ -86,11 +86,11 @@ export async function completeCandles(db: Db, candles: Candle[]): Promise<Candle
     groups.set(key, group);
   }
   if (!groups.size) return candles;
-  const earlier = new Map<string, Map<string, CandleSpan[]>>();
-  for (const [key, group] of groups) earlier.set(key, await minuteSpansBetween(db, group));
+  const earlier = new Map<string, Map<string, CandleSpan>>();
+  for (const [key, group] of groups) earlier.set(key, await combinedMinuteSpans(db, group));
   return candles.map((c) => {
-    const spans = earlier.get(`${c.start}/${earlierUntil(c)}`)?.get(c.eventId);
-    return spans ? withEarlier(combineSpans(spans), c) : c;
+    const span = earlier.get(`${c.start}/${earlierUntil(c)}`)?.get(c.eventId);
+    return span ? withEarlier(span, c) : c;
   });
 }
 
@@ -159,11 +159,9 @@ export function startCandleRecording(services: HistoryHandles, options: { now?: 
     const until = alignStart(at, '1m');
     const starts = { '1h': alignStart(at, '1h'), '1d': alignStart(at, '1d') } as const;
     try {
-      const minutes = await minuteSpansBetween(db, { from: starts['1d'], until });
-      for (const [eventId, spans] of minutes) {
-        for (const interval of ['1h', '1d'] as const) {
-          const span = combineSpans(spans.filter((m) => m.start >= starts[interval]));
-          if (span) seeds.set(seedKey(eventId, interval), { start: starts[interval], until, span });
+      for (const interval of ['1h', '1d'] as const) {
+        for (const [eventId, span] of await combinedMinuteSpans(db, { from: starts[interval], until })) {
+          seeds.set(seedKey(eventId, interval), { start: starts[interval], until, span });
         }
       }
     } catch (error) {
