@@ -109,6 +109,7 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
       // first start; docs/performance.md). Half a second, once.
       await database.close();
       database = await openDatabase(config.database);
+      tightenModes(dataDir); // the files PostgreSQL wrote on opening again (its relation cache's pg_internal.init)
     }
     // What opening, migrating and seeding left (a restored template, parsed seed files): collected
     // now, before the first request, rather than whenever the heap next fills (docs/performance.md).
