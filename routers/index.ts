@@ -15,6 +15,7 @@ import { portfolioRouter } from './portfolio.ts';
 import { pricingRouter } from './pricing.ts';
 import { privateCompaniesRouter } from './private-companies.ts';
 import { companyExportRouter } from './company-export.ts';
+import { companyImportRouter } from './company-import.ts';
 import { fundingRoundsRouter } from './funding-rounds.ts';
 import { investorsRouter } from './investors.ts';
 import { streamsRouter } from './streams.ts';
@@ -39,6 +40,7 @@ export const appRouter = router({
   deposits: depositsRouter,
   privateCompanies: privateCompaniesRouter,
   companyExport: companyExportRouter,
+  companyImport: companyImportRouter,
   fundingRounds: fundingRoundsRouter,
   investors: investorsRouter,
   tradingMarket: tradingMarketRouter,

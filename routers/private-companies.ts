@@ -4,7 +4,7 @@
  * specificity rule, whatever their order here.
  */
 import { z } from 'zod';
-import { companyRecordShape } from '../server/companies/company-schema.ts';
+import { companyRecordShape, VALUATION_BASES } from '../server/companies/company-schema.ts';
 import {
   companyById,
   companyBySourceId,
@@ -20,6 +20,7 @@ import {
 import { condensedCompany } from '../server/companies/answers.ts';
 import { companyDetailAt } from '../server/companies/markets.ts';
 import { roundsOf, valuationsOf } from '../server/companies/history.ts';
+import { roundIdsWrittenSince } from '../server/companies/round-queries.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { figureSource as source, round } from './company-shapes.ts';
@@ -97,8 +98,8 @@ const valuation = z.object({
   date: z.string().meta({ description: 'YYYY-MM-DD or YYYY-MM', example: '2026-03-31' }),
   valuationUsd: z.number().int(),
   basis: z
-    .enum(['primary', 'secondary', 'tender', 'ipo', 'merger', 'reported'])
-    .meta({ description: 'How it was set: a primary round, a secondary sale, a tender offer, an IPO, a merger, or reported without a stated basis (the record\'s current valuation when no round states it)' }),
+    .enum(VALUATION_BASES)
+    .meta({ description: 'How it was set: a primary round, a secondary sale, a tender offer, an IPO, a merger, reported without a stated basis (a list\'s or the press\'s figure; the record\'s current valuation when no round states it), or an estimate its source calls one' }),
   roundId: z.string().nullable().meta({ description: 'The round it comes from (GET /api/private-companies/{id}/rounds); null for a reported valuation' }),
   source,
 });
@@ -303,15 +304,24 @@ export const privateCompaniesRouter = router({
         tags: TAGS,
         summary: "One company's funding rounds, oldest first, each with its source",
         description:
-          'Every funding round of the company the record holds, oldest first: date, round type, amount, pre- and post-money valuation and price per share where reported, investors where the source names them per round, and the source and date of each. Billed at ten times the standard rate.',
+          'Every funding round of the company the record holds, oldest first: date, round type, amount, pre- and post-money valuation and price per share where reported, investors where the source names them per round, and the source and date of each. With updatedSince, only the rounds written at or after that instant (a company\'s rounds are rewritten when its record changes: the change feed of GET /api/funding-rounds, for one company). Billed at ten times the standard rate.',
         errorResponses: [404],
       },
     })
-    .input(companyId)
+    .input(
+      z.strictObject({
+        id: companyId.shape.id,
+        updatedSince: isoInstant({ description: 'Only rounds written at or after this instant (the change feed)' }).meta({ example: '2026-11-01' }).optional(),
+      }),
+    )
     .output(z.object({ companyId: z.number().int(), rounds: z.array(round) }))
     .query(async ({ ctx, input }) => {
-      const company = await companyById(ctx.services.database.db, input.id);
-      return { companyId: company.id, rounds: roundsOf(company) };
+      const { db } = ctx.services.database;
+      const company = await companyById(db, input.id);
+      const rounds = roundsOf(company);
+      if (!input.updatedSince) return { companyId: company.id, rounds };
+      const written = await roundIdsWrittenSince(db, company.id, input.updatedSince);
+      return { companyId: company.id, rounds: rounds.filter((r) => written.has(r.id)) };
     }),
 
   valuations: companyDataProcedure

@@ -1,5 +1,7 @@
 import type { Db } from '../db/client.ts';
 import { upsertInvestorFacts, type InvestorFact } from '../server/companies/graph.ts';
+import { investorFactOf, investorFactRow } from '../server/companies/import.ts';
+import { z } from 'zod';
 import { datasetVersion } from '../server/companies/aggregate-cache.ts';
 import { upsertCompanies } from '../server/companies/store.ts';
 import { DATASET_DIR, datasetFiles, datasetSelection, type DatasetReport } from './company-dataset.ts';
@@ -8,8 +10,8 @@ import type { SeedStep } from './step.ts';
 
 /** Investor facts of the build (seeds/investors.json, from data/sources/investors/). */
 async function investorFacts(): Promise<InvestorFact[]> {
-  const rows = (await Bun.file(new URL('./investors.json', import.meta.url)).json()) as Array<{ name: string; type: string | null; country: string | null; website?: string; url: string; asOf: string }>;
-  return rows.map((r) => ({ name: r.name, type: r.type, country: r.country, website: r.website ?? null, source: { id: 'investors', url: r.url, asOf: r.asOf } }));
+  const rows = z.array(investorFactRow).parse(await Bun.file(new URL('./investors.json', import.meta.url)).json());
+  return rows.map(investorFactOf);
 }
 
 /**

@@ -38,6 +38,8 @@ const CODE = [
   '../server/companies/graph.ts',
   '../server/companies/company-schema.ts',
   '../server/companies/names.ts',
+  '../server/companies/history.ts',
+  '../server/companies/import.ts',
   '../db/migrations/meta/_journal.json',
 ];
 

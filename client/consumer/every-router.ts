@@ -29,6 +29,8 @@ const exportRefusal = await api.companyExport.get.query({ format: 'ndjson' }).th
   () => 'answered',
   (error: unknown) => (error instanceof PreIpoApiError ? { code: error.code, status: error.status } : String(error)),
 );
+// An operator call: an import of nothing writes nothing.
+const imported = await dashboard.companyImport.import.mutate({ companies: [] });
 const { events } = await api.tradingMarket.events.query();
 const open = events.find((event) => event.status === 'open');
 if (!open?.venue.eventSlug) throw new Error('no open event with a venue slug');
@@ -101,6 +103,7 @@ report({
   rounds: { ids: rounds.data.rounds.map((round) => round.id), cost: rounds.cost },
   investors: investors.investors.map((investor) => investor.name),
   exportRefusal,
+  imported,
   openEventId: open.id,
   historyEventId: history.eventId,
   hasCredentials: settings.hasCredentials,

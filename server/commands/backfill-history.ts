@@ -13,17 +13,15 @@
  */
 import { parseArgs } from 'node:util';
 import { parseIsoInstant } from '../../routers/params.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createLogger } from '../lib/logger.ts';
 import type { Services } from '../platform/services.ts';
 import { closeServices, exitOnStartupFailure, openServices } from '../platform/start.ts';
 import { backfillCandles } from '../history/backfill.ts';
 import { INTERVALS, type CandleInterval } from '../history/candles.ts';
 import { EXIT, StartupError } from '../lib/startup-error.ts';
-import { backfillThroughServer, RemoteError } from './backfill-remote.ts';
-import type { Config } from '../config.ts';
-
-class UsageError extends Error {}
+import { backfillThroughServer } from './backfill-remote.ts';
+import { RemoteError, remoteServer, UsageError } from './remote.ts';
 
 function instant(name: string, text: string | undefined, endOfDay = false): Date | undefined {
   if (text === undefined) return undefined;
@@ -38,15 +36,11 @@ function whole(name: string, text: string | undefined): number | undefined {
   return Number(text);
 }
 
-/** Where and as whom to ask the running server that holds the embedded database. */
-function remoteOf(config: Config, values: { account?: string; url?: string; venue?: string }) {
+/** The running server to ask (remote.ts); it backfills on the venue it runs. */
+function remoteFor(config: Config, values: { account?: string; url?: string; venue?: string }) {
   const why = 'a running server holds the embedded database, so the backfill goes through it';
   if (values.venue !== undefined) throw new UsageError(`--venue: ${why}, on the venue it runs (leave --venue out)`);
-  const dashboardKey = config.dashboardKeys[0];
-  if (!dashboardKey) throw new UsageError(`DASHBOARD_KEYS: ${why}; set it to one of the server's dashboard keys`);
-  if (!values.account) throw new UsageError(`--account: ${why}; name your operator account (as x-account-id on the operator routes)`);
-  const base = (values.url ?? process.env.BASE ?? process.env.PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`).replace(/\/$/, '');
-  return { base, dashboardKey, accountId: values.account };
+  return remoteServer(config, values, why);
 }
 
 if (import.meta.main) {
@@ -83,7 +77,7 @@ if (import.meta.main) {
     });
     const lines = services
       ? await backfillCandles(services, { interval, from, to, events: values.event, venue: values.venue as 'paper' | 'polymarket' | undefined, stepMs, fidelity })
-      : await backfillThroughServer({ ...remoteOf(config, values), interval, from, to: to ?? new Date(), events: values.event, stepMs, fidelity });
+      : await backfillThroughServer({ ...remoteFor(config, values), interval, from, to: to ?? new Date(), events: values.event, stepMs, fidelity });
     for (const line of lines) console.log(JSON.stringify(line));
     if (lines.some((l) => l.problems.length)) exitCode = 1;
   } catch (error) {

@@ -1,45 +1,21 @@
 /**
- * `history:backfill` through a running server: while a server holds the embedded database (PGlite
- * allows one process), the command asks that server to backfill, with the operator route
- * POST /api/trading/valuation/history/backfill (a dashboard key and x-account-id naming the
- * operator's account). A paper range longer than one call may compute (MAX_POINTS_PER_CALL per
+ * `history:backfill` through a running server (remote.ts): the command asks the server that holds the
+ * embedded database to backfill, with the operator route POST /api/trading/valuation/history/backfill. A paper range longer than one call may compute (MAX_POINTS_PER_CALL per
  * event) is split into consecutive calls; the lines printed are the same as when the command writes
  * to the database itself, one per event, summed over its calls.
  */
 import { MAX_POINTS_PER_CALL, type BackfillLine } from '../history/backfill.ts';
 import { INTERVAL_MS, type CandleInterval } from '../history/candles.ts';
 import { PAPER_STEP_MS } from '../history/backfill-paper.ts';
+import { callServer as call, type RemoteServer } from './remote.ts';
 
-export interface RemoteBackfill {
-  /** The server's origin, e.g. http://localhost:3000. */
-  base: string;
-  dashboardKey: string;
-  accountId: string;
+export interface RemoteBackfill extends RemoteServer {
   interval: CandleInterval;
   from: Date;
   to: Date;
   events?: string[];
   stepMs?: number;
   fidelity?: number;
-}
-
-/** A refusal or an unreachable server: one line for the operator. */
-export class RemoteError extends Error {}
-
-async function call(options: RemoteBackfill, method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
-  let response: Response;
-  try {
-    response = await fetch(`${options.base}/api${path}`, {
-      method,
-      headers: { 'x-api-key': options.dashboardKey, 'x-account-id': options.accountId, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-  } catch (error) {
-    throw new RemoteError(`cannot reach the server at ${options.base} (${(error as { code?: string }).code ?? (error as Error).message}): pass --url or set BASE`);
-  }
-  const answer = await response.json().catch(() => ({}));
-  if (!response.ok) throw new RemoteError(`${options.base} answered ${response.status}: ${answer?.message ?? response.statusText}`);
-  return answer;
 }
 
 /**

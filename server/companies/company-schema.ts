@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 /** How a valuation was set (docs/companies.md "Rounds and valuations"). */
-export const VALUATION_BASES = ['primary', 'secondary', 'tender', 'ipo', 'merger', 'reported'] as const;
+export const VALUATION_BASES = ['primary', 'secondary', 'tender', 'ipo', 'merger', 'reported', 'estimate'] as const;
 export type ValuationBasis = (typeof VALUATION_BASES)[number];
 
 const PARTIAL_DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/;
@@ -212,7 +212,23 @@ export function consistencyIssues(r: CompanyRecord): RecordIssue[] {
   if (r.ipoDate && r.foundedYear && Number(r.ipoDate.slice(0, 4)) < r.foundedYear) {
     issues.push({ field: 'ipoDate', reason: `is before foundedYear ${r.foundedYear}` });
   }
+  // Every figure names where it comes from (docs/data.md "Provenance"): a record without provenance
+  // is cited by its referenceUrl, so one that states a figure must give it.
+  if (!r.provenance?.length && !r.referenceUrl) {
+    const figure = statedFigure(r);
+    if (figure) issues.push({ field: 'referenceUrl', reason: `required with ${figure} when the record has no provenance: every figure names the page it comes from` });
+  }
   return issues;
+}
+
+/** The first figure a record states (an amount in USD, a head count, a share count, a round or a dated valuation), if any. */
+function statedFigure(r: CompanyRecord): string | undefined {
+  if (r.fundingHistory?.length) return 'fundingHistory';
+  if (r.valuationHistory?.length) return 'valuationHistory';
+  for (const [field, value] of Object.entries(r)) {
+    if (value != null && (field.endsWith('Usd') || field === 'employees' || field === 'numberDilutedShares')) return field;
+  }
+  return undefined;
 }
 
 export interface RowResult {

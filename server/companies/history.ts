@@ -51,6 +51,8 @@ export function basisOf(roundType: string | null): ValuationBasis {
   const t = (roundType ?? '').toLowerCase();
   if (/\btender\b/.test(t)) return 'tender';
   if (/\bsecondary\b/.test(t)) return 'secondary';
+  // "Pre-IPO" names a private round before a listing, not the listing.
+  if (/\bpre[- ]?ipo\b/.test(t)) return 'primary';
   if (/\bipo\b|\blisting\b/.test(t)) return 'ipo';
   if (/\bmerger\b|\bacquir/.test(t)) return 'merger';
   return 'primary';

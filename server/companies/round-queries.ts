@@ -98,3 +98,12 @@ export async function listRounds(db: Db, filters: RoundFilters, page: { sort: Ro
   const { page: found, nextCursor } = keysetPage(rows, page.limit, page.sort, (r) => [r.dateKey, r.id]);
   return { rounds: found.map(({ dateKey: _, ...round }) => round), nextCursor };
 }
+
+/** The ids of one company's rounds written at or after `since` (its rounds are rewritten with its record). */
+export async function roundIdsWrittenSince(db: Db, companyId: number, since: Date): Promise<Set<string>> {
+  const rows = await db
+    .select({ id: fundingRounds.id })
+    .from(fundingRounds)
+    .where(and(eq(fundingRounds.companyId, companyId), gte(fundingRounds.updatedAt, since)));
+  return new Set(rows.map((r) => r.id));
+}

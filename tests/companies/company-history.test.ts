@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { CompanyRecord } from '../../server/companies/company-schema.ts';
+import { basisOf } from '../../server/companies/history.ts';
+import { upsertCompanies } from '../../server/companies/store.ts';
 import { trpcClient, type TestApp } from '../harness/app.ts';
 import type { FundedAccount } from '../harness/factories.ts';
 import { companyReader, type CompanyReader } from '../harness/company-reader.ts';
@@ -68,7 +70,7 @@ describe('GET /api/private-companies/{id}/valuations', () => {
     const record = dataset.find((r) => r.sourceId === 'spacex')!;
     for (const round of record.fundingHistory!.filter((r) => r.valuation)) {
       const words = (round.roundType ?? '').toLowerCase();
-      const expected = words.includes('tender') ? 'tender' : words.includes('secondary') ? 'secondary' : /\bipo\b/.test(words) ? 'ipo' : words.includes('merger') ? 'merger' : 'primary';
+      const expected = words.includes('tender') ? 'tender' : words.includes('secondary') ? 'secondary' : /\bipo\b/.test(words) && !/pre-ipo/.test(words) ? 'ipo' : words.includes('merger') ? 'merger' : 'primary';
       expect(`${round.date} ${basis.get(round.date)}`).toBe(`${round.date} ${expected}`);
     }
     expect([...basis.values()]).toEqual(expect.arrayContaining(['tender', 'merger', 'ipo']));
@@ -97,6 +99,31 @@ describe('GET /api/private-companies/{id}/valuations', () => {
     }
     expect(byDate(body.valuations)).toEqual(body.valuations);
     for (const v of body.valuations) expect(v.source.asOf).toBe(v.date);
+  });
+});
+
+describe('the basis of a round\'s wording', () => {
+  test('a Pre-IPO round is a primary round, an IPO is an IPO', () => {
+    expect(['Pre-IPO round', 'pre ipo', 'IPO', 'Listing on NYSE', 'Series F (pre-IPO)', 'Tender offer (secondary)'].map(basisOf)).toEqual(['primary', 'primary', 'ipo', 'ipo', 'primary', 'tender']);
+  });
+});
+
+describe('updatedSince on one company\'s rounds', () => {
+  test('the rounds written since an instant: all of them before the seed, none after, a re-written company\'s after its import', async () => {
+    const record = dataset.find((r) => (r.fundingHistory ?? []).length >= 2 && r.referenceUrl)!;
+    const id = await idOf(record.sourceId);
+    const all = (await get(`/api/private-companies/${id}/rounds`)).body.rounds;
+    expect((await get(`/api/private-companies/${id}/rounds?updatedSince=2000-01-01`)).body.rounds).toEqual(all);
+    const since = new Date(Date.now() + 1).toISOString();
+    await Bun.sleep(5);
+    expect((await get(`/api/private-companies/${id}/rounds?updatedSince=${since}`)).body.rounds).toEqual([]);
+    // The record changes: its rounds are rewritten, so the feed names them all (another company's none).
+    await upsertCompanies(t.database.db, [{ ...record, employees: (record.employees ?? 10) + 1 }]);
+    expect((await get(`/api/private-companies/${id}/rounds?updatedSince=${since}`)).body.rounds).toEqual(all);
+    const other = dataset.find((r) => r.sourceId !== record.sourceId && (r.fundingHistory ?? []).length >= 1)!;
+    expect((await get(`/api/private-companies/${await idOf(other.sourceId)}/rounds?updatedSince=${since}`)).body.rounds).toEqual([]);
+    const { res, body } = await get(`/api/private-companies/${id}/rounds?updatedSince=yesterday`);
+    expect([res.status, body.code, body.message]).toEqual([400, 'BAD_REQUEST', expect.stringContaining('updatedSince')]);
   });
 });
 

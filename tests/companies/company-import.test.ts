@@ -55,6 +55,7 @@ describe('row rules', () => {
     lastFundingAmountUsd: 10_000_000,
     totalFundingUsd: 11_000_000,
     totalFundingRounds: 2,
+    referenceUrl: 'https://example.com/acme',
   };
 
   test('a consistent row has no issues', () => expect(consistencyIssues(base)).toEqual([]));
@@ -115,7 +116,7 @@ describe('import', () => {
 
   test('JSON: adds new rows, updates changed ones, leaves identical ones alone', async () => {
     const rows = [
-      { sourceId: 'import-one', name: 'Import One', industry: 'Robotics', valuationUsd: 2_500_000_000_000 },
+      { sourceId: 'import-one', name: 'Import One', industry: 'Robotics', valuationUsd: 2_500_000_000_000, referenceUrl: 'https://example.com/import-one' },
       { sourceId: 'import-two', name: 'Import Two', products: [{ name: 'Widget', metadata: { sku: 7 }, launch: '2026' }] },
     ];
     expect((await importText('a.json', JSON.stringify(rows))).report).toEqual({ added: 2, updated: 0, unchanged: 0 });
@@ -131,8 +132,8 @@ describe('import', () => {
 
   test('CSV: numbers, JSON cells and empty cells; the same upsert', async () => {
     const csv = [
-      'sourceId,name,foundedYear,valuationUsd,marketSegments,extra,industry',
-      'csv-co,"CSV Co, Inc.",2019,1200000000,"[""Payments"",""Lending""]","{""keyInvestors"":[""A16Z""]}",',
+      'sourceId,name,foundedYear,valuationUsd,marketSegments,extra,industry,referenceUrl',
+      'csv-co,"CSV Co, Inc.",2019,1200000000,"[""Payments"",""Lending""]","{""keyInvestors"":[""A16Z""]}",,https://example.com/csv-co',
     ].join('\n');
     const outcome = await importText('b.csv', csv);
     expect(outcome.invalid).toEqual([]);
@@ -168,14 +169,14 @@ describe('import', () => {
     const industriesBefore = (await read(other, 'industries')).industries;
     expect(await read(other, 'stats')).toEqual(before); // served from the cache
 
-    await importText('cache.json', JSON.stringify([{ sourceId: 'cache-co', name: 'Cache Co', industry: 'Quantum Widgets', headquartersCountry: 'Atlantis', valuationUsd: 7 }]));
+    await importText('cache.json', JSON.stringify([{ sourceId: 'cache-co', name: 'Cache Co', industry: 'Quantum Widgets', headquartersCountry: 'Atlantis', valuationUsd: 7, referenceUrl: 'https://example.com/cache-co' }]));
     const after = await read(other, 'stats');
     expect(after.totalCompanies).toBe(before.totalCompanies + 1);
     expect(after.minValuationUsd).toBe(7);
     expect((await read(other, 'industries')).industries).toEqual([...industriesBefore, 'Quantum Widgets'].sort());
     expect((await read(other, 'countries')).countries).toContain('Atlantis');
     // An import that changes nothing keeps the cache.
-    expect((await importText('cache.json', JSON.stringify([{ sourceId: 'cache-co', name: 'Cache Co', industry: 'Quantum Widgets', headquartersCountry: 'Atlantis', valuationUsd: 7 }]))).report).toEqual({ added: 0, updated: 0, unchanged: 1 });
+    expect((await importText('cache.json', JSON.stringify([{ sourceId: 'cache-co', name: 'Cache Co', industry: 'Quantum Widgets', headquartersCountry: 'Atlantis', valuationUsd: 7, referenceUrl: 'https://example.com/cache-co' }]))).report).toEqual({ added: 0, updated: 0, unchanged: 1 });
     await other.close();
   });
 

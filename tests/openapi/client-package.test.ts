@@ -204,6 +204,7 @@ describe('against a live server', () => {
     const investors = (await (await t.request('/api/investors?limit=3', { headers: account.headers })).json()) as any;
     expect(report.investors).toEqual(investors.investors.map((i: { name: string }) => i.name));
     expect(report.exportRefusal).toEqual({ code: 'BAD_REQUEST', status: 400 });
+    expect(report.imported).toEqual({ added: 0, updated: 0, unchanged: 0, investors: 0 });
 
     // Costs as the service billed them: public calls 0, standard ones one unit, private-company data ten.
     expect(report.pricing).toMatchObject({ cost: 0, path: 'pricing.get' });

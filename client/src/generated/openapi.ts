@@ -501,7 +501,7 @@ export interface paths {
         };
         /**
          * One company's funding rounds, oldest first, each with its source
-         * @description Every funding round of the company the record holds, oldest first: date, round type, amount, pre- and post-money valuation and price per share where reported, investors where the source names them per round, and the source and date of each. Billed at ten times the standard rate.
+         * @description Every funding round of the company the record holds, oldest first: date, round type, amount, pre- and post-money valuation and price per share where reported, investors where the source names them per round, and the source and date of each. With updatedSince, only the rounds written at or after that instant (a company's rounds are rewritten when its record changes: the change feed of GET /api/funding-rounds, for one company). Billed at ten times the standard rate.
          */
         get: operations["privateCompanies-rounds"];
         put?: never;
@@ -566,6 +566,26 @@ export interface paths {
         get: operations["companyExport-get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/private-companies/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upsert company records and investor facts on the server that runs (what npm run import:companies calls when the server holds the embedded database)
+         * @description For operators (a dashboard key, and x-account-id naming the operator's own account). Company records in the import format of data/FORMAT.md, upserted by sourceId, and investor facts as seeds/investors.json states them, upserted by name; at most 500 of each per call. All or nothing: one invalid record and nothing is written (a 400 naming its line, counted from firstLine, its field and the reason). Every write is an upsert, so a call repeated changes nothing; the dataset version moves when a record changed, so cached lists and stats follow at once. The command validates a whole file before its first call and sends it in calls of this size, each its own short transaction, so requests keep being answered while a large file goes in.
+         */
+        post: operations["companyImport-import"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5529,7 +5549,7 @@ export interface operations {
                             /** Format: int64 */
                             valuationUsd: number;
                             /** @enum {string} */
-                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported";
+                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported" | "estimate";
                             source?: string | null;
                         }[] | null;
                         employeeCount: number | null;
@@ -6299,7 +6319,7 @@ export interface operations {
                             /** Format: int64 */
                             valuationUsd: number;
                             /** @enum {string} */
-                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported";
+                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported" | "estimate";
                             source?: string | null;
                         }[] | null;
                         employeeCount: number | null;
@@ -6501,7 +6521,10 @@ export interface operations {
     };
     "privateCompanies-rounds": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only rounds written at or after this instant (the change feed) */
+                updatedSince?: string;
+            };
             header?: {
                 /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
                 "x-request-id"?: string;
@@ -6751,10 +6774,10 @@ export interface operations {
                             /** Format: int64 */
                             valuationUsd: number;
                             /**
-                             * @description How it was set: a primary round, a secondary sale, a tender offer, an IPO, a merger, or reported without a stated basis (the record's current valuation when no round states it)
+                             * @description How it was set: a primary round, a secondary sale, a tender offer, an IPO, a merger, reported without a stated basis (a list's or the press's figure; the record's current valuation when no round states it), or an estimate its source calls one
                              * @enum {string}
                              */
-                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported";
+                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported" | "estimate";
                             /** @description The round it comes from (GET /api/private-companies/{id}/rounds); null for a reported valuation */
                             roundId: string | null;
                             /** @description Where a figure comes from and the date it holds for */
@@ -7031,7 +7054,7 @@ export interface operations {
                             /** Format: int64 */
                             valuationUsd: number;
                             /** @enum {string} */
-                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported";
+                            basis: "primary" | "secondary" | "tender" | "ipo" | "merger" | "reported" | "estimate";
                             source?: string | null;
                         }[] | null;
                         employeeCount: number | null;
@@ -7392,6 +7415,271 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "companyImport-import": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The account this dashboard request manages (must exist: 404 otherwise), 1-128 characters of A-Z a-z 0-9 . _ : @ -
+                 * @example acme
+                 */
+                "x-account-id": string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "companies": [
+                 *         {
+                 *           "sourceId": "acme-robotics",
+                 *           "name": "Acme Robotics",
+                 *           "industry": "Robotics",
+                 *           "valuationUsd": 1200000000,
+                 *           "valuationAsOf": "2026-11-30",
+                 *           "referenceUrl": "https://acme.example/press/series-c"
+                 *         }
+                 *       ],
+                 *       "investors": [
+                 *         {
+                 *           "name": "Acme Ventures",
+                 *           "type": "vc",
+                 *           "country": "United States",
+                 *           "website": "https://ventures.acme.example",
+                 *           "url": "https://ventures.acme.example/about",
+                 *           "asOf": "2026-11-30"
+                 *         }
+                 *       ],
+                 *       "file": "companies.json",
+                 *       "firstLine": 1
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Company records (data/FORMAT.md), checked as the import checks them
+                     * @default []
+                     * @example [
+                     *       {
+                     *         "sourceId": "acme-robotics",
+                     *         "name": "Acme Robotics",
+                     *         "industry": "Robotics",
+                     *         "valuationUsd": 1200000000,
+                     *         "valuationAsOf": "2026-11-30",
+                     *         "referenceUrl": "https://acme.example/press/series-c"
+                     *       }
+                     *     ]
+                     */
+                    companies?: unknown[];
+                    /**
+                     * @description Investor facts (name, type, country, website, aliases, the page they come from and its date)
+                     * @default []
+                     * @example [
+                     *       {
+                     *         "name": "Acme Ventures",
+                     *         "type": "vc",
+                     *         "country": "United States",
+                     *         "website": "https://ventures.acme.example",
+                     *         "url": "https://ventures.acme.example/about",
+                     *         "asOf": "2026-11-30"
+                     *       }
+                     *     ]
+                     */
+                    investors?: {
+                        name: string;
+                        type: string | null;
+                        country: string | null;
+                        /** Format: uri */
+                        website?: string;
+                        aliases?: string[];
+                        /** Format: uri */
+                        url: string;
+                        /** Format: date */
+                        asOf: string;
+                    }[];
+                    /**
+                     * @description The file the records come from, to name it in problems
+                     * @default request
+                     * @example companies.json
+                     */
+                    file?: string;
+                    /**
+                     * Format: int32
+                     * @description The line (row) number of the first record in its file
+                     * @default 1
+                     * @example 1
+                     */
+                    firstLine?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: int64
+                         * @description Companies new to the dataset
+                         */
+                        added: number;
+                        /**
+                         * Format: int64
+                         * @description Companies whose record changed
+                         */
+                        updated: number;
+                        /**
+                         * Format: int64
+                         * @description Companies already identical
+                         */
+                        unchanged: number;
+                        /**
+                         * Format: int64
+                         * @description Investor facts written (or already identical)
+                         */
+                        investors: number;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Request body larger than the limit, with or without Content-Length (PAYLOAD_TOO_LARGE) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
