@@ -16,6 +16,8 @@ export const SEED_DIR = new URL('../../seeds/', import.meta.url);
 export interface BuildResult {
   records: CompanyRecord[];
   investors: InvestorRow[];
+  /** Record sourceId → the source rows merged into it (`<source id>:<row key>`), for data:check. */
+  rowsOf: Map<string, string[]>;
   /** File name (relative to the seed folder) → content. */
   files: Map<string, string>;
 }
@@ -64,7 +66,8 @@ export function build(sourcesDir: URL = SOURCES_DIR): BuildResult {
   for (const [shard, lines] of [...shards].sort()) files.set(`companies/${shard}.json`, arrayFile(lines));
   const investors = [...sources.investors].sort((a, b) => (a.name < b.name ? -1 : 1));
   files.set('investors.json', arrayFile(investors.map((i) => JSON.stringify(i))));
-  return { records, investors, files };
+  const rowsOf = new Map(resolver.entities.map((e) => [e.sourceId, e.parts.map((p) => `${p.source.id}:${p.row.key}`)]));
+  return { records, investors, rowsOf, files };
 }
 
 /** Writes the build into a seed folder, replacing the company files it held. */

@@ -3,7 +3,8 @@
  *  - the curated record's values stand; other fields come from the highest-priority source that has
  *    them (headquarters city, region and country together, from one source; a head count with its date);
  *  - the current valuation is the newest dated figure of any source (a tie goes to the higher
- *    priority); every other dated figure stays in valuationHistory, so nothing a source said is lost;
+ *    priority); every other dated figure stays in valuationHistory (the curated one too, when it
+ *    loses), so nothing a source said is lost;
  *  - rounds are every source's, oldest first; investor names are written as the investor facts name
  *    them (data/sources/investors/);
  *  - every field records the source it came from (`provenance`), which the API answers as `sources`.
@@ -110,8 +111,14 @@ function mergeAliases(record: Record<string, unknown>, parts: Part[], origin: Ma
 
 function mergeValuations(record: Record<string, unknown>, curated: CompanyRecord | undefined, parts: Part[], origin: Map<string, string>) {
   const points: ValuationPoint[] = [];
-  const stated = (curated?.fundingHistory ?? []).filter((r) => r.valuation != null).map((r) => ({ date: r.date, valuationUsd: r.valuation! }));
-  if (curated?.valuationUsd != null && curated.valuationAsOf) stated.push({ date: curated.valuationAsOf, valuationUsd: curated.valuationUsd });
+  const rounds = (curated?.fundingHistory ?? []).filter((r) => r.valuation != null).map((r) => ({ date: r.date, valuationUsd: r.valuation! }));
+  const stated = [...rounds];
+  // The curated current figure, when it is no round's post-money: a point of its own should it lose.
+  const own =
+    curated?.valuationUsd != null && curated.valuationAsOf
+      ? { date: curated.valuationAsOf, valuationUsd: curated.valuationUsd, basis: 'reported' as ValuationBasis, source: CURATED }
+      : undefined;
+  if (own) stated.push(own);
   for (const p of parts) {
     for (const v of p.row.valuations ?? []) {
       const point = { date: v.date, valuationUsd: v.valuationUsd, basis: v.basis as ValuationBasis, source: p.source.id };
@@ -120,13 +127,22 @@ function mergeValuations(record: Record<string, unknown>, curated: CompanyRecord
     }
   }
   if (!points.length) return;
-  points.sort((a, b) => (dateKey(a.date) < dateKey(b.date) ? -1 : dateKey(a.date) > dateKey(b.date) ? 1 : 0));
-  record.valuationHistory = points;
-  origin.set('valuationHistory', points[0]!.source!);
+  const byDate = (a: ValuationPoint, b: ValuationPoint) => (dateKey(a.date) < dateKey(b.date) ? -1 : dateKey(a.date) > dateKey(b.date) ? 1 : 0);
+  points.sort(byDate);
+  const keep = () => {
+    record.valuationHistory = points;
+    origin.set('valuationHistory', points[0]!.source!);
+  };
   // Newest dated figure wins; a curated figure of the same date stands.
   const newest = points.reduce((best, p) => (dateKey(p.date) > dateKey(best.date) ? p : best));
   const current = record.valuationAsOf as string | undefined;
-  if (record.valuationUsd != null && current && dateKey(current) >= dateKey(newest.date)) return;
+  if (record.valuationUsd != null && current && dateKey(current) >= dateKey(newest.date)) return keep();
+  // The figure it replaces stays in the history (docs/data.md rule 4), unless a curated round states it.
+  if (own && !rounds.some((r) => sameFigure(r, own))) {
+    const at = points.findIndex((p) => dateKey(p.date) >= dateKey(own.date));
+    points.splice(at < 0 ? points.length : at, 0, own);
+  }
+  keep();
   record.valuationUsd = newest.valuationUsd;
   record.valuationAsOf = newest.date;
   origin.set('valuationUsd', newest.source!);
@@ -174,10 +190,12 @@ function mergeRounds(record: Record<string, unknown>, curated: CompanyRecord | u
 
 function mergeInvestors(record: Record<string, unknown>, parts: Part[], origin: Map<string, string>, ctx: MergeContext) {
   const extra = { ...((record.extra as Record<string, unknown> | undefined) ?? {}) };
-  const names: string[] = ((extra.keyInvestors as string[] | undefined) ?? []).map(ctx.investorName);
+  const names: string[] = [];
   const add = (n: string) => {
     if (!names.some((m) => fold(m) === fold(n))) names.push(n);
   };
+  // Two spellings of one investor ("HongShan", "Sequoia Capital China") are one name.
+  for (const n of (extra.keyInvestors as string[] | undefined) ?? []) add(ctx.investorName(n));
   const leftover = (record as { _roundInvestors?: string[] })._roundInvestors ?? [];
   delete (record as { _roundInvestors?: string[] })._roundInvestors;
   let from: string | undefined;

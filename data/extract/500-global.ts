@@ -4,7 +4,8 @@
  * Reads data/raw/500global_startups.json of github:nathanaelguitar/team17-vc-scout-model (the public
  * portfolio API response, `res[]`, committed 2026-07-16). Funds (businessModel "Fund" / stage "Active fund")
  * and test accounts are dropped. Name = business name (in the casing of the matching alternative name when
- * one exists); the legal name becomes registeredName when it differs. No one-liners.
+ * one exists); the legal name becomes registeredName when it differs. No one-liners. An investment date
+ * that is not a real past day (a placeholder, or a day after the snapshot) leaves the link undated.
  *
  *   bun data/extract/500-global.ts
  */
@@ -46,6 +47,7 @@ const notes = {
   droppedWebsites: 0,
   unknownCountries: 0,
   placeholderInvestDates: 0,
+  futureInvestDates: 0,
   exitedStageNoStatus: 0,
   dissolved: 0,
 };
@@ -108,8 +110,14 @@ const rows: SourceRow[] = parsed.map(({ s, o, legal, name, alts, website }, i) =
     unknownCountries.add(rawCountry);
   }
   const first = s.investments?.[0]?.initialInvestDate;
-  const date = isoDay(first);
+  let date = isoDay(first);
   if (clean(first) && !date) notes.placeholderInvestDates++;
+  // A date after the snapshot cannot be a past investment (Cerberus: 2026-12-18 in a file of 2026-07-16):
+  // not a fact, so the link stays undated, like a placeholder date.
+  if (date && date > RETRIEVED) {
+    notes.futureInvestDates++;
+    date = null;
+  }
   const stage = clean(s.stage?.name);
   // "Exited" does not say how (acquisition, IPO, buy-back, secondary), so it sets no status.
   if (stage === 'Exited') notes.exitedStageNoStatus++;
