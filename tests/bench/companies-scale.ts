@@ -1,16 +1,17 @@
 /**
- * `npm run bench:companies` — not a test. Loads N synthetic companies (default 1,000,000) into a
- * scratch PostgreSQL database, then measures p50/p99 latency of private-company requests through the
- * real request path (app.handle: auth, billing, query, JSON), one client at a time.
+ * `npm run bench:companies` — not a test. Loads N synthetic companies (default 1,000,000), their
+ * search names, one funding round each and 20,000 investors into a scratch PostgreSQL database, then
+ * measures p50/p99 latency of private-company, funding-round and investor requests through the real
+ * request path (app.handle: auth, billing, query, JSON), one client at a time.
  *
  *   BENCH_DATABASE_URL  admin connection (default postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_COMPANIES     rows to generate (default 1000000)
  *   BENCH_REQUESTS      requests per case (default 200)
  *   BENCH_REUSE=1       keep an already loaded bench database of the same size (migrations still apply)
  */
-import { eq } from 'drizzle-orm';
+import { asc, desc, eq } from 'drizzle-orm';
 import postgres from 'postgres';
-import { companies } from '../../db/schema.ts';
+import { companies, investors } from '../../db/schema.ts';
 import { openDatabase } from '../../db/client.ts';
 import { createApp } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -50,6 +51,48 @@ async function loadedRows(): Promise<number> {
  */
 const NAMES_SQL = `INSERT INTO company_names (company_id, folded, kind) SELECT id, lower(name), 0 FROM companies`;
 
+/**
+ * Rounds and investors (what the import derives from the records' funding histories, graph.ts),
+ * synthetic like the companies: 20,000 investors whose pick follows a power law (a few appear in many
+ * rounds, most in few), one round per company with a lead and a second investor, the portfolio links
+ * those rounds make, and each investor's portfolio count.
+ */
+const INVESTORS = 20_000;
+const GRAPH_SQL = [
+  `INSERT INTO investors (slug, name, type, country)
+   SELECT 'synthetic-investor-' || j,
+     initcap((ARRAY['ka','lo','mi','ve','ra','zen','tor','qua','nex','lu','bri','sol','dex','ori','fy','tal','mar','co','vi','xa'])[1 + abs(hashint4(j * 53)) % 20]
+          || (ARRAY['ra','lin','to','ve','mi','ca','dor','sen','lex','pa','qui','ron','zo','tes','na','vi','gol','ber','li','su'])[1 + abs(hashint4(j * 59)) % 20])
+       || ' ' || (ARRAY['Capital','Ventures','Partners','Fund','Investments','Holdings'])[1 + abs(hashint4(j * 61)) % 6] || ' ' || j,
+     (ARRAY['vc','vc','vc','corporate','angel','pe','accelerator','government'])[1 + abs(hashint4(j * 67)) % 8],
+     (ARRAY['United States','United States','United Kingdom','Germany','France','Singapore','India','Israel','Canada','Japan'])[1 + abs(hashint4(j * 71)) % 10]
+   FROM generate_series(1, ${INVESTORS}) AS j`,
+  `INSERT INTO funding_rounds (id, company_id, date, date_key, round_type, round_type_key, amount_usd, post_money_valuation_usd,
+     lead_investors, investors, investor_ids, source, industry_key, country_key)
+   SELECT c.source_id || ':' || r.date || ':' || lower(replace(r.round_type, ' ', '-')), c.id, r.date, rpad(r.date, 10, ' '), r.round_type, lower(r.round_type),
+     r.amount, c.valuation_usd, jsonb_build_array(lead.name), jsonb_build_array(other.name), ARRAY[least(lead.id, other.id), greatest(lead.id, other.id)],
+     '{"id": "synthetic", "url": null, "asOf": "2026-01-01"}'::jsonb, c.industry_key, c.country_key
+   FROM companies c
+   CROSS JOIN LATERAL (SELECT
+       (2012 + abs(hashint4(c.id * 73)) % 15)::text || '-' || lpad((1 + abs(hashint4(c.id * 79)) % 12)::text, 2, '0')
+         || CASE WHEN abs(hashint4(c.id * 83)) % 10 = 0 THEN '' ELSE '-' || lpad((1 + abs(hashint4(c.id * 89)) % 28)::text, 2, '0') END AS date,
+       (ARRAY['Seed','Series A','Series B','Series C','Series D','Growth'])[1 + abs(hashint4(c.id * 97)) % 6] AS round_type,
+       CASE WHEN abs(hashint4(c.id * 101)) % 10 = 0 THEN NULL ELSE (10 ^ (5 + (abs(hashint4(c.id * 103)) % 500000) / 100000.0))::bigint END AS amount,
+       -- Power law: u³ of a uniform u puts most picks on the first investors.
+       1 + floor(${INVESTORS - 1} * power((abs(hashint4(c.id * 107)) % 1000000) / 1000000.0, 3))::int AS lead_n,
+       1 + floor(${INVESTORS - 1} * power((abs(hashint4(c.id * 109)) % 1000000) / 1000000.0, 2))::int AS other_n) r
+   JOIN investors lead ON lead.slug = 'synthetic-investor-' || r.lead_n
+   JOIN investors other ON other.slug = 'synthetic-investor-' || (CASE WHEN r.other_n = r.lead_n THEN r.lead_n % ${INVESTORS} + 1 ELSE r.other_n END)`,
+  `INSERT INTO company_investors (investor_id, company_id, first_date, led)
+   SELECT i.id, f.company_id, (array_agg(f.date ORDER BY f.date_key))[1], bool_or(f.lead_investors ? i.name)
+   FROM funding_rounds f CROSS JOIN LATERAL unnest(f.investor_ids) AS inv(id) JOIN investors i ON i.id = inv.id
+   GROUP BY i.id, f.company_id`,
+  `UPDATE investors SET portfolio_count = c.n FROM (SELECT investor_id, count(*)::int AS n FROM company_investors GROUP BY investor_id) c WHERE c.investor_id = investors.id`,
+  'VACUUM ANALYZE investors',
+  'VACUUM ANALYZE funding_rounds',
+  'VACUUM ANALYZE company_investors',
+];
+
 async function prepare() {
   if (process.env.BENCH_REUSE === '1' && (await loadedRows()) === rows) {
     const started = performance.now();
@@ -59,6 +102,13 @@ async function prepare() {
     // A database loaded before company_names existed gets its names now (as the load below writes them).
     const [named] = await sql`select count(*)::int as n from company_names`;
     if (!named?.n) await sql.unsafe(NAMES_SQL);
+    // A database loaded before the rounds and investors were part of the bench gets them now.
+    const [rounds] = await sql`select count(*)::int as n from funding_rounds`;
+    if (!rounds?.n) {
+      const graphStarted = performance.now();
+      for (const statement of GRAPH_SQL) await sql.unsafe(statement);
+      console.log(`loaded rounds and investors in ${((performance.now() - graphStarted) / 1000).toFixed(1)} s`);
+    }
     await sql.unsafe('VACUUM ANALYZE companies');
     await sql.unsafe('VACUUM ANALYZE company_names');
     await sql.end();
@@ -110,6 +160,7 @@ async function prepare() {
   await sql.unsafe(NAMES_SQL);
   await sql.unsafe('VACUUM ANALYZE companies');
   await sql.unsafe('VACUUM ANALYZE company_names');
+  for (const statement of GRAPH_SQL) await sql.unsafe(statement);
   const loadSeconds = (performance.now() - started) / 1000;
   await sql.end();
   return { database, loadSeconds };
@@ -120,7 +171,7 @@ function percentile(sorted: number[], p: number) {
 }
 
 const { database, loadSeconds } = await prepare();
-if (loadSeconds) console.log(`loaded ${rows.toLocaleString()} companies in ${loadSeconds.toFixed(1)} s`);
+if (loadSeconds) console.log(`loaded ${rows.toLocaleString()} companies, their names, rounds and investors in ${loadSeconds.toFixed(1)} s`);
 
 const config = loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'production', TRADING_ENCRYPTION_KEY: 'b'.repeat(64), RATE_LIMIT_KEY_RPS: '1000000', RATE_LIMIT_KEY_BURST: '1000000' });
 const services = createServices({ config, database, rateLimiter: new MemoryRateLimiter(), logger: createLogger('silent') });
@@ -133,6 +184,13 @@ const key = (await createApiKey(database.db, { accountId: 'bench', name: 'bench'
 const [sample] = await database.db.select({ name: companies.name }).from(companies).where(eq(companies.id, Math.ceil(rows / 3)));
 const stem = sample!.name.split(' ')[0]!;
 const typo = stem.slice(0, 2) + stem.slice(3); // one letter dropped
+// The investor in the most rounds (one round per company, so its portfolio count is its rounds): the
+// investor filter's largest answer.
+const [busiest] = await database.db
+  .select({ id: investors.id, rounds: investors.portfolioCount })
+  .from(investors)
+  .orderBy(desc(investors.portfolioCount), asc(investors.id))
+  .limit(1);
 const cases: Array<[string, (i: number) => string]> = [
   ['filtered list (industry + country + valuation range)', (i) => `/api/private-companies?industry=Fintech&country=Germany&minValuation=${1e8 + i}&maxValuation=1000000000000`],
   ['filtered list, sorted by valuation desc', () => '/api/private-companies?industry=Robotics&sort=-valuationUsd'],
@@ -143,6 +201,11 @@ const cases: Array<[string, (i: number) => string]> = [
   ['company by id', (i) => `/api/private-companies/${1 + ((i * 7919) % rows)}`],
   ['stats', () => '/api/private-companies/stats'],
   ['industries', () => '/api/private-companies/industries'],
+  ['funding rounds, filtered (industry, newest first)', () => '/api/funding-rounds?industry=Fintech'],
+  ['funding rounds, filtered (round type + date range + min amount)', (i) => `/api/funding-rounds?roundType=Series%20B&from=2020-01-01&to=2023-12-31&minAmount=${1e6 + i}`],
+  [`funding rounds of the busiest investor (${busiest!.rounds.toLocaleString()} rounds)`, () => `/api/funding-rounds?investor=${busiest!.id}`],
+  ['investors, first page (most portfolio companies)', () => '/api/investors'],
+  ['investors, by name containing "capital"', () => '/api/investors?q=capital'],
 ];
 
 const results: Array<{ name: string; p50: number; p99: number; max: number }> = [];

@@ -212,4 +212,39 @@ describe('close spellings and paging', () => {
     const typed = await trpcClient(t, acct.headers).privateCompanies.search.query({ q, limit: 7, offset: 7 });
     expect(typed.companies.map((c) => c.id)).toEqual(all.companies.slice(7, 14).map((c: any) => c.id));
   });
+
+  test('a page never holds more than limit rows, even when the direct matches run past it; the walk gives each company once', async () => {
+    // A query whose direct matches fill more than the first page while close spellings follow them
+    // (such a page once took a negative slice of the close spellings: q=x.ai&limit=5 gave 76 rows).
+    const limit = 5;
+    const directCount = (q: string) => dataset.filter((r) => bestMatch(r, q)).length;
+    let chosen: { q: string; direct: number; total: number } | undefined;
+    for (const q of ['x.ai', 'capital', 'labs', 'ai', 'tech', 'bio', 'pay', 'data', 'health', 'robot', 'energy', 'cloud']) {
+      const direct = directCount(q);
+      if (direct <= limit || direct > 400) continue;
+      const { total } = await search(q, '&limit=1');
+      if (total > direct) {
+        chosen = { q, direct, total };
+        break;
+      }
+    }
+    expect(chosen).toBeDefined();
+    const { q, direct, total } = chosen!;
+    for (const [pageLimit, offset] of [[limit, 0], [limit, limit], [10, 0], [1, direct - 1], [limit, direct - 2], [limit, Math.max(0, direct - limit - 1)]] as const) {
+      const body = await search(q, `&limit=${pageLimit}&offset=${offset}`);
+      expect([q, pageLimit, offset, body.companies.length <= pageLimit]).toEqual([q, pageLimit, offset, true]);
+      expect(body.total).toBe(total);
+    }
+    for (const pageLimit of [limit, 10]) {
+      const { seen, totals } = await walk(q, pageLimit);
+      const ids = seen.map((c) => c.id);
+      expect(totals).toEqual([total]);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBe(total);
+      // Direct matches first, then the close spellings: the order of one big page.
+      const directNames = new Set(dataset.filter((r) => bestMatch(r, q)).map((r) => r.name));
+      expect(seen.slice(0, direct).filter((c) => !directNames.has(c.name))).toEqual([]);
+      if (total <= 200) expect(ids).toEqual((await search(q, '&limit=200')).companies.map((c: any) => c.id));
+    }
+  });
 });
