@@ -40,7 +40,7 @@ export const companiesSeed: SeedStep = {
  *   still stops the seed before anything is written), then each file is read again and upserted in
  *   its own transaction, so at most one file's records are held. A start stopped midway leaves the
  *   files done so far, and no mark: the next start compares and finishes (every write is an upsert).
- * - garbage collected after each file and each batch of 500: left to itself the collector (--smol, a
+ * - garbage collected after each file and each batch (store.ts: 250 records): left to itself the collector (--smol, a
  *   512 MB heap budget) let the parsed files and batches pile up to ~750 MB of RSS. It costs ~2 s over
  *   the 12,836 records.
  */

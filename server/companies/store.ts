@@ -24,7 +24,7 @@ function toRow(record: CompanyRecord) {
   return row as typeof companies.$inferInsert;
 }
 
-const BATCH = 500;
+const BATCH = 250;
 const COLUMNS = getTableColumns(companies);
 
 export async function upsertCompanies(db: Db, records: CompanyRecord[], onProgress?: (done: number) => void): Promise<UpsertReport> {

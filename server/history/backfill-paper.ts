@@ -21,7 +21,8 @@ export const PAPER_STEP_MS: Record<CandleInterval, number> = { '1m': 60_000, '1h
 /** Points computed per event and call, at most (a year of 1d candles at the default step is 35,040). */
 export const MAX_PAPER_POINTS = 2_000_000;
 
-const WRITE_BATCH = 500;
+/** Candles handed to the writer at a time: one INSERT of candle-store.ts's size. */
+const WRITE_BATCH = 100;
 /** Points computed between two yields to the event loop: a backfill inside the server (the history fill, the operator route) never holds requests up for long. */
 const YIELD_EVERY = 1_000;
 

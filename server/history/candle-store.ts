@@ -10,8 +10,13 @@ import type { Candle, CandleInterval, CandleSpan, HistoryBand } from './candles.
 
 type CandleRow = typeof valuationCandles.$inferSelect;
 
-/** Rows per INSERT statement (20 columns each: well under PostgreSQL's 65,535 parameters). */
-const INSERT_BATCH = 500;
+/**
+ * Rows per INSERT statement (20 columns each). Small on purpose: on the embedded database a statement's
+ * parse and plan live in PGlite's WebAssembly memory, which keeps its high-water mark for the life of
+ * the process; at 500 rows the first start's month of history left it 14 MB larger, at 100 about 2
+ * (docs/performance.md "Footprint"), for ~7 % more time writing.
+ */
+const INSERT_BATCH = 100;
 /** Rows per DELETE of the pruning (short statements: no long lock on a busy table). */
 const PRUNE_BATCH = 5_000;
 

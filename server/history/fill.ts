@@ -18,6 +18,7 @@ import { and, gte, lt, sql } from 'drizzle-orm';
 import { valuationCandles } from '../../db/schema.ts';
 import { listEvents } from '../events/queries.ts';
 import { startJob, type Job } from '../lib/jobs.ts';
+import { giveBackMemory } from '../lib/memory.ts';
 import { backfillCandles, type BackfillLine } from './backfill.ts';
 import { alignStart, INTERVAL_MS, type CandleInterval } from './candles.ts';
 import type { HistoryHandles } from './handles.ts';
@@ -96,6 +97,8 @@ export function startHistoryFill(services: HistoryHandles): Job {
       const started = Date.now();
       const lines = await fillRecentHistory(services, signal);
       const written = lines.reduce((sum, l) => sum + (l.written ?? 0), 0);
+      // A pass that wrote (a first start's month, a catch-up after downtime) gives its pages back.
+      if (written) giveBackMemory();
       const problems = lines.flatMap((l) => l.problems.map((p) => `${l.event} ${l.interval}: ${p}`));
       if (written || problems.length) services.logger.info('history filled', { candles: written, events: new Set(lines.map((l) => l.event)).size, ms: Date.now() - started, problems: problems.slice(0, 5) });
       return written;

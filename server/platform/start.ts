@@ -12,6 +12,7 @@ import type { Logger } from '../lib/logger.ts';
 import { createLogger } from '../lib/logger.ts';
 import { lockDataDir, type DataDirLock } from '../lib/data-dir-lock.ts';
 import { createPrivateDir, tightenModes } from '../lib/data-dir-modes.ts';
+import { giveBackMemory } from '../lib/memory.ts';
 import { EXIT, StartAborted, StartupError } from '../lib/startup-error.ts';
 import { waitForPostgres } from '../lib/wait-for-postgres.ts';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit/rate-limiter.ts';
@@ -112,8 +113,9 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
       tightenModes(dataDir); // the files PostgreSQL wrote on opening again (its relation cache's pg_internal.init)
     }
     // What opening, migrating and seeding left (a restored template, parsed seed files): collected
-    // now, before the first request, rather than whenever the heap next fills (docs/performance.md).
-    Bun.gc(true);
+    // now, before the first request, rather than whenever the heap next fills, and the freed pages
+    // given back (docs/performance.md).
+    giveBackMemory();
     throwIfAborted(signal);
     rateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl, { timeoutMs: config.redisTimeoutMs }) : new MemoryRateLimiter();
     return createServices({ config, database: lock ? releasingOnClose(database, lock) : database, rateLimiter, logger });
