@@ -57,8 +57,8 @@ const input = optionalParams(
 const units: Units = async ({ ctx, input }) => {
   refuseUnlessRest(ctx, ROUTE); // before the count: there is nothing to serve it
   const { format: _format, afterId, ...filters } = input as ExportInput;
-  const { database, companyAggregates } = ctx.services;
-  return exportUnits(await countExport(database.db, companyAggregates, filters, afterId));
+  const { database, companyCache } = ctx.services;
+  return exportUnits(await countExport(database.db, { cache: companyCache }, filters, afterId));
 };
 
 export const companyExportRouter = router({

@@ -18,10 +18,11 @@ import {
   type SortField,
 } from '../server/companies/queries.ts';
 import { condensedCompany } from '../server/companies/answers.ts';
-import { companyDetailAt } from '../server/companies/markets.ts';
+import { companyDetailAnswer } from '../server/companies/detail.ts';
 import { roundsOf, valuationsOf } from '../server/companies/history.ts';
 import { roundIdsWrittenSince } from '../server/companies/round-queries.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
+import type { Services } from '../server/platform/services.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { figureSource as source, round } from './company-shapes.ts';
 import { isoInstant, isoString, noInput, optionalParams, parseIsoInstant, wholeNumber } from './params.ts';
@@ -42,6 +43,10 @@ const POINT_IN_TIME =
   'markets are always the current ones.';
 
 const SPACEX_SOURCE_ID = 'spacex';
+
+/** An answer kept under the dataset version the request's admission read (server/companies/aggregate-cache.ts). */
+const kept = <T extends object>(ctx: { services: Services; datasetVersion?: number }, key: string, compute: () => Promise<T>) =>
+  ctx.services.companyCache.answer(ctx.services.database.db, key, compute, ctx.datasetVersion);
 
 const condensed = z.object({
   id: z.number().int(),
@@ -167,9 +172,13 @@ export const privateCompaniesRouter = router({
       const { limit, offset, sort, ...filters } = input;
       const descending = sort?.startsWith('-') ?? false;
       const field = sort?.replace(/^-/, '') as SortField | undefined;
-      const { database, companyAggregates } = ctx.services;
-      const result = await listCompanies(database.db, companyAggregates, filters, { field, descending }, { limit, offset });
-      return { companies: result.rows.map(condensedCompany), total: result.total, limit, offset };
+      const { database, companyCache } = ctx.services;
+      const page = async () => {
+        const result = await listCompanies(database.db, { cache: companyCache, version: ctx.datasetVersion }, filters, { field, descending }, { limit, offset });
+        return { companies: result.rows.map(condensedCompany), total: result.total, limit, offset };
+      };
+      // hasMarket follows event listings, which the dataset version does not.
+      return filters.hasMarket === undefined ? kept(ctx, `list:${JSON.stringify(input)}`, page) : page();
     }),
 
   search: companyDataProcedure
@@ -185,10 +194,12 @@ export const privateCompaniesRouter = router({
     })
     .input(z.strictObject({ q: z.string().trim().min(2).max(200).meta({ description: 'The name, registered name, former name or web domain to look for, at least 2 characters; case and accents are ignored', example: 'anthropic' }), ...page }))
     .output(listOutput.extend({ query: z.string() }))
-    .query(async ({ ctx, input }) => {
-      const result = await searchCompanies(ctx.services.database.db, input.q, input);
-      return { companies: result.rows.map(condensedCompany), total: result.total, limit: input.limit, offset: input.offset, query: input.q };
-    }),
+    .query(({ ctx, input }) =>
+      kept(ctx, `search:${JSON.stringify(input)}`, async () => {
+        const result = await searchCompanies(ctx.services.database.db, input.q, input);
+        return { companies: result.rows.map(condensedCompany), total: result.total, limit: input.limit, offset: input.offset, query: input.q };
+      }),
+    ),
 
   spacex: companyDataProcedure
     .meta({
@@ -204,8 +215,8 @@ export const privateCompaniesRouter = router({
     .input(noInput())
     .output(detail)
     .query(async ({ ctx }) => {
-      const { database, marketData } = ctx.services;
-      return companyDetailAt(database.db, marketData, await companyBySourceId(database.db, SPACEX_SOURCE_ID), undefined);
+      const { database, marketData, companyCache } = ctx.services;
+      return companyDetailAnswer({ db: database.db, marketData, cache: companyCache }, ctx.datasetVersion, { sourceId: SPACEX_SOURCE_ID }, undefined);
     }),
 
   industries: companyDataProcedure
@@ -221,9 +232,11 @@ export const privateCompaniesRouter = router({
     .input(noInput())
     .output(z.object({ industries: z.array(z.string()), total: z.number().int() }))
     .query(async ({ ctx }) => {
-      const { database, companyAggregates } = ctx.services;
-      const values = await companyAggregates.get(database.db, 'industries', () => industries(database.db));
-      return { industries: values, total: values.length };
+      const { database, companyCache } = ctx.services;
+      return companyCache.aggregate(database.db, 'industries', async () => {
+        const values = await industries(database.db);
+        return { industries: values, total: values.length };
+      }, ctx.datasetVersion);
     }),
 
   countries: companyDataProcedure
@@ -239,9 +252,11 @@ export const privateCompaniesRouter = router({
     .input(noInput())
     .output(z.object({ countries: z.array(z.string()), total: z.number().int() }))
     .query(async ({ ctx }) => {
-      const { database, companyAggregates } = ctx.services;
-      const values = await companyAggregates.get(database.db, 'countries', () => countries(database.db));
-      return { countries: values, total: values.length };
+      const { database, companyCache } = ctx.services;
+      return companyCache.aggregate(database.db, 'countries', async () => {
+        const values = await countries(database.db);
+        return { countries: values, total: values.length };
+      }, ctx.datasetVersion);
     }),
 
   stats: companyDataProcedure
@@ -273,7 +288,7 @@ export const privateCompaniesRouter = router({
         distinctCountries: z.number().int(),
       }),
     )
-    .query(({ ctx }) => ctx.services.companyAggregates.get(ctx.services.database.db, 'stats', () => companyStats(ctx.services.database.db))),
+    .query(({ ctx }) => ctx.services.companyCache.aggregate(ctx.services.database.db, 'stats', () => companyStats(ctx.services.database.db), ctx.datasetVersion)),
 
   bySourceId: companyDataProcedure
     .meta({
@@ -292,8 +307,8 @@ export const privateCompaniesRouter = router({
     .input(z.strictObject({ sourceId: z.string().min(1).max(200).meta({ description: 'The company\'s sourceId (its slug in the source dataset)', example: 'openai' }), asOf: asOfDay() }))
     .output(detail)
     .query(async ({ ctx, input }) => {
-      const { database, marketData } = ctx.services;
-      return companyDetailAt(database.db, marketData, await companyBySourceId(database.db, input.sourceId), input.asOf);
+      const { database, marketData, companyCache } = ctx.services;
+      return companyDetailAnswer({ db: database.db, marketData, cache: companyCache }, ctx.datasetVersion, { sourceId: input.sourceId }, input.asOf);
     }),
 
   rounds: companyDataProcedure
@@ -315,14 +330,16 @@ export const privateCompaniesRouter = router({
       }),
     )
     .output(z.object({ companyId: z.number().int(), rounds: z.array(round) }))
-    .query(async ({ ctx, input }) => {
-      const { db } = ctx.services.database;
-      const company = await companyById(db, input.id);
-      const rounds = roundsOf(company);
-      if (!input.updatedSince) return { companyId: company.id, rounds };
-      const written = await roundIdsWrittenSince(db, company.id, input.updatedSince);
-      return { companyId: company.id, rounds: rounds.filter((r) => written.has(r.id)) };
-    }),
+    .query(({ ctx, input }) =>
+      kept(ctx, `rounds:${JSON.stringify(input)}`, async () => {
+        const { db } = ctx.services.database;
+        const company = await companyById(db, input.id);
+        const rounds = roundsOf(company);
+        if (!input.updatedSince) return { companyId: company.id, rounds };
+        const written = await roundIdsWrittenSince(db, company.id, input.updatedSince);
+        return { companyId: company.id, rounds: rounds.filter((r) => written.has(r.id)) };
+      }),
+    ),
 
   valuations: companyDataProcedure
     .meta({
@@ -338,10 +355,12 @@ export const privateCompaniesRouter = router({
     })
     .input(companyId)
     .output(z.object({ companyId: z.number().int(), valuations: z.array(valuation) }))
-    .query(async ({ ctx, input }) => {
-      const company = await companyById(ctx.services.database.db, input.id);
-      return { companyId: company.id, valuations: valuationsOf(company) };
-    }),
+    .query(({ ctx, input }) =>
+      kept(ctx, `valuations:${input.id}`, async () => {
+        const company = await companyById(ctx.services.database.db, input.id);
+        return { companyId: company.id, valuations: valuationsOf(company) };
+      }),
+    ),
 
   byId: companyDataProcedure
     .meta({
@@ -360,7 +379,7 @@ export const privateCompaniesRouter = router({
     .input(companyDetailInput)
     .output(detail)
     .query(async ({ ctx, input }) => {
-      const { database, marketData } = ctx.services;
-      return companyDetailAt(database.db, marketData, await companyById(database.db, input.id), input.asOf);
+      const { database, marketData, companyCache } = ctx.services;
+      return companyDetailAnswer({ db: database.db, marketData, cache: companyCache }, ctx.datasetVersion, { id: input.id }, input.asOf);
     }),
 });

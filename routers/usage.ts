@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listUsage, summariseUsage } from '../server/accounts/usage.ts';
+import { listUsage, summariseUsage, usageCursorProblem } from '../server/accounts/usage.ts';
 import { microsToUsd } from '../server/lib/money.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { apiKeyProcedure } from '../server/platform/procedures/base.ts';
@@ -44,17 +44,32 @@ export const usageRouter = router({
         tags: ['Account and billing'],
         summary: 'Billed requests of the calling account, newest first',
         description:
-          'Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset (total counts the whole filtered set). With a session: the signed-in account, billed like a key\'s call (its own row has keyId null).',
+          'Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset, or with cursor (nextCursor: the same cost however deep); total counts the whole filtered set, from the account\'s running count and hourly totals, so its cost does not grow with the account\'s history. With a session: the signed-in account, billed like a key\'s call (its own row has keyId null).',
       },
     })
     .input(
       optionalParams({
         ...filters,
         limit: wholeNumber({ min: 1, max: 10_000 }).default(1000).meta({ description: 'Records per page: 1 to 10000, default 1000', example: 100 }),
-        offset: wholeNumber({ min: 0, max: 10_000_000 }).default(0).meta({ description: 'Records to skip (paging), default 0', example: 0 }),
-      }, { ordered: [['from', 'to']] }),
+        offset: wholeNumber({ min: 0, max: 10_000_000 }).default(0).meta({ description: 'Records to skip (paging), default 0; a deep offset costs the records it skips, a cursor does not', example: 0 }),
+        cursor: z
+          .string()
+          .min(1)
+          .max(1000)
+          .meta({ description: 'The nextCursor of the previous page (opaque): the next page at the cost of one page however deep; not with offset', example: 'WyJuZXdlc3QiLCIyMDI2LTExLTIyVDA2OjAwOjAwLjAwMDAwMFoiLCJ1c2VfN1JrMlZiTjlxV3g0VG1MOGNIejNQZCJd' })
+          .optional(),
+      }, {
+        ordered: [['from', 'to']],
+        check: ({ cursor, offset }) => (cursor !== undefined && offset > 0 ? { parameter: 'offset', rule: 'page with cursor or with offset, not both' } : usageCursorProblem(cursor)),
+      }),
     )
-    .output(z.object({ records: z.array(usageRecord), total: z.number().int() }))
+    .output(
+      z.object({
+        records: z.array(usageRecord),
+        total: z.number().int(),
+        nextCursor: z.string().nullable().meta({ description: 'Pass as cursor for the next page; null on the last page' }),
+      }),
+    )
     .query(async ({ ctx, input }) => {
       const page = await listUsage(ctx.services.database.db, { accountId: ctx.principal.accountId, ...input });
       return {
@@ -68,6 +83,7 @@ export const usageRouter = router({
           currency: 'USD',
         })),
         total: page.total,
+        nextCursor: page.nextCursor,
       };
     }),
 

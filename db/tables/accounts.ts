@@ -4,7 +4,7 @@
  * exact below 9e15 micro-USD (9 billion USD per value), far above any balance we hold.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const micros = (name: string) => bigint(name, { mode: 'number' });
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
@@ -118,4 +118,26 @@ export const usageRecords = pgTable(
     // The meter exporter's work list: metered rows not exported yet (exported rows leave the index).
     index('usage_records_metered_unexported_idx').on(t.createdAt).where(sql`${t.billedTo} = 'meter' and ${t.exportBatch} is null`),
   ],
+);
+
+/**
+ * The usage rows summed per account, UTC hour, key ('' for a signed-in session's calls) and path, in
+ * the same statements that insert and delete the rows (the admission, a capped key's admission, a
+ * refund). Usage totals over a filtered range and the usage summary read these cells for the whole
+ * hours of the range and the rows themselves only for its partial first and last hours, so their cost
+ * grows with the span and the number of keys and paths, not with the rows (server/accounts/usage.ts).
+ * Invariant: for every account, Σ requests and Σ cost_micros of its cells = the count and Σ cost of
+ * its usage rows, per hour, key and path, at every commit.
+ */
+export const usageHours = pgTable(
+  'usage_hours',
+  {
+    accountId: text('account_id').notNull(),
+    hour: timestamp('hour', { withTimezone: true, mode: 'date' }).notNull(),
+    keyId: text('key_id').notNull(),
+    path: text('path').notNull(),
+    requests: bigint('requests', { mode: 'number' }).notNull(),
+    costMicros: micros('cost_micros').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.hour, t.keyId, t.path] })],
 );

@@ -8,13 +8,17 @@
  *                                                 (the database did not take it: kept and retried), retried (a
  *                                                 deferred one written later)
  *   preipo_billing_refunds_pending                deferred refunds still waiting for the database
+ *   preipo_billing_admission_batch_size           billed requests per admission statement (group admission:
+ *                                                 admission-queue.ts); its _count is the statements
+ *   preipo_billing_admission_retries_total        requests sent again because another instance's batch had
+ *                                                 changed their account under theirs
  * Refusals before the admission statement (a missing or malformed key, a rate limit) are not billing
  * decisions: they show in the request metrics as their status.
  *
  * The admission is a plain function of the database (accounts/billing.ts); it finds these counters
  * through the database it runs on, bound when the services are built.
  */
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Db } from '../../db/client.ts';
 import type { PriceTier } from './price-tier.ts';
 
@@ -29,6 +33,8 @@ export class BillingMetrics {
   private readonly admitted: Record<PriceTier, { prepaid: Counter.Internal; metered: Counter.Internal }>;
   private readonly refusedFor: Record<RefusalReason, Counter.Internal>;
   private readonly refundedAs: Record<RefundOutcome, Counter.Internal>;
+  private readonly batchSizes: Histogram;
+  private readonly retries: Counter;
 
   constructor(registry: Registry) {
     this.admissions = new Counter({ name: 'preipo_billing_admissions_total', help: 'Billed requests admitted and charged, by price tier and billing plan.', labelNames: ['tier', 'plan'], registers: [registry] });
@@ -40,6 +46,17 @@ export class BillingMetrics {
     this.refundedAs = Object.fromEntries((['refunded', 'deferred', 'retried'] as const).map((o) => [o, this.refunds.labels(o)])) as Record<RefundOutcome, Counter.Internal>;
     const children = [...Object.values(this.admitted).flatMap((p) => [p.prepaid, p.metered]), ...Object.values(this.refusedFor), ...Object.values(this.refundedAs)];
     for (const child of children) child.inc(0); // every series present from the start, at 0
+    this.batchSizes = new Histogram({ name: 'preipo_billing_admission_batch_size', help: 'Billed requests admitted by one admission statement (group admission); the count is the statements.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [registry] });
+    this.retries = new Counter({ name: 'preipo_billing_admission_retries_total', help: 'Billed requests sent again in the next admission batch because another instance changed their account under theirs.', registers: [registry] });
+    this.retries.inc(0);
+  }
+
+  batch(requests: number): void {
+    this.batchSizes.observe(requests);
+  }
+
+  retry(): void {
+    this.retries.inc();
   }
 
   admission(tier: PriceTier, metered: boolean): void {

@@ -1,13 +1,14 @@
 /**
  * Per-request billing. A billed request is admitted by one statement that authenticates its key,
  * debits the balance only `WHERE balance >= cost` and inserts the usage row from the debited row, so concurrent
- * requests can never overdraw and balance = credits − Σ usage holds at every commit. If the request
- * then fails, the usage row is deleted and its cost returned, again in one statement: errors cost nothing.
+ * requests can never overdraw and balance = credits − Σ usage holds at every commit; the requests this
+ * process admits at the same moment share that statement (admission-queue.ts). If a request then
+ * fails, its usage row is deleted and its cost returned, again in one statement: errors cost nothing.
  * The same statements keep the account's usage totals, so balance, totals and rows never disagree.
  *
- * Commit mode: every billed request of an account updates that account's balance row, so they run one
- * after another, each holding the row lock until its commit. Waiting for the WAL flush at each commit
- * caps one account at ~1 / flush latency (measured ~1,200 requests/s here). By default these two
+ * Commit mode: every admission statement updates its accounts' balance rows, so two statements of one
+ * account run one after another, each holding the row lock until its commit. Waiting for the WAL
+ * flush at each commit caps that at ~1 / flush latency (measured ~1,200 statements/s here). By default these two
  * statements commit asynchronously (`set_config('synchronous_commit', 'off', true)`, for their own
  * transaction only): still atomic, so balance = credits − Σ usage holds at every commit and after any
  * crash of ours; only a crash of PostgreSQL itself can forget the last < 1 s of charges (requests then
@@ -15,9 +16,10 @@
  * embedded PGlite always waits (it dies with us).
  * Everything else (credits, keys, trades) always commits synchronously.
  */
-import { eq, sql, type SQL } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql, resultRows } from '../../db/prepared.ts';
+import { admitQueued } from './admission-queue.ts';
 import { accounts } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { LAST_USED_RESOLUTION_MS, touchApiKey, type KeyPrincipal } from './api-keys.ts';
@@ -71,25 +73,15 @@ export type BilledRequest = Payer & {
    * provisional for this many seconds, refunded unless confirmed by then. Absent: an ordinary charge.
    */
   provisionalSeconds?: number;
+  /** Admission batches in the database at once (admission-queue.ts): 1 on PGlite, 2 (the default) on PostgreSQL. */
+  concurrentBatches?: number;
 };
 
 export interface Admission {
   principal: KeyPrincipal;
   charge: Charge;
-}
-
-interface AdmissionRow {
-  apiKeyId: string | null;
-  accountId: string;
-  revoked: boolean;
-  stale: boolean;
-  costMicros: string | number | bigint;
-  rate: string | number | bigint | null;
-  charged: boolean;
-  metered: boolean;
-  monthlyCap: string | number | bigint | null;
-  keyCap: string | number | bigint | null;
-  capPeriod: 'day' | 'month' | null;
+  /** The company dataset's version the admission saw (admission-queue.ts); absent on the capped-key path. */
+  datasetVersion?: number;
 }
 
 /**
@@ -103,64 +95,14 @@ const DAY = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM-DD')`);
 const spentThisMonth = sql.raw(`(case when a.metered_month is distinct from to_char(now() at time zone 'UTC', 'YYYY-MM') then 0 else a.metered_spent_micros end)`);
 
 /**
- * The payer's row source of the admission statement: the key (with its account's rate and plan), or
- * a live session (unexpired, not signed out) of the account. Either way one row or none; the same
- * debit and usage insert follow. A session row is never "revoked": a dead session finds no row (401).
- */
-const ACCOUNT_TERMS = sql.raw(`a.cost_per_request_micros as rate, a.billing_plan = 'metered' as metered, a.monthly_cap_micros as monthly_cap`);
-const KEY_PAYER = sql`
-  select k.id as api_key_id, k.account_id, k.revoked_at is not null as revoked,
-         (k.last_used_at is null or k.last_used_at < now() - make_interval(secs => ${sql.placeholder('staleSeconds')}::int)) as stale,
-         ${ACCOUNT_TERMS}, k.spend_cap_micros as key_cap, k.cap_period,
-         coalesce(a.cost_per_request_micros, ${sql.placeholder('defaultCost')}::bigint) * ${sql.placeholder('multiplier')}::bigint as cost
-    from api_keys k join accounts a on a.id = k.account_id
-   where k.key_hash = ${sql.placeholder('payer')}::text`;
-const SESSION_PAYER = sql`
-  select null::text as api_key_id, s.account_id, false as revoked, false as stale,
-         ${ACCOUNT_TERMS}, null::bigint as key_cap, null::text as cap_period,
-         coalesce(a.cost_per_request_micros, ${sql.placeholder('defaultCost')}::bigint) * ${sql.placeholder('multiplier')}::bigint as cost
-    from auth_sessions s join accounts a on a.id = s.account_id
-   where s.token_hash = ${sql.placeholder('payer')}::text and s.revoked_at is null and s.expires_at > now()`;
-
-function admissionSql(payer: SQL) {
-  return sql`
-      with key as (${payer}), debit as (
-        update accounts a
-           set balance_micros = case when a.billing_plan = 'metered' then a.balance_micros else a.balance_micros - key.cost end,
-               metered_month = case when a.billing_plan = 'metered' then ${MONTH} else a.metered_month end,
-               metered_spent_micros = case when a.billing_plan = 'metered' then ${spentThisMonth} + key.cost else a.metered_spent_micros end,
-               usage_count = a.usage_count + 1,
-               usage_cost_micros = a.usage_cost_micros + key.cost
-          from key
-         where a.id = key.account_id and not key.revoked and key.key_cap is null
-           and (case when a.billing_plan = 'metered'
-                     then a.monthly_cap_micros is null or ${spentThisMonth} + key.cost <= a.monthly_cap_micros
-                     else a.balance_micros >= key.cost end)
-        returning a.id, a.billing_plan
-      ), usage as (
-        insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, provisional_until, created_at)
-        select ${sql.placeholder('usageId')}::text, key.account_id, key.api_key_id, ${sql.placeholder('method')}::text,
-               ${sql.placeholder('path')}::text, key.cost, ${sql.placeholder('requestId')}::text,
-               case when debit.billing_plan = 'metered' then 'meter' else 'balance' end,
-               now() + make_interval(secs => ${sql.placeholder('provisionalSeconds')}::int), now()
-          from key join debit on debit.id = key.account_id
-        returning id
-      ), commit_mode as (
-        select set_config('synchronous_commit', ${sql.placeholder('synchronousCommit')}::text, true) as mode
-      )
-      select key.api_key_id as "apiKeyId", key.account_id as "accountId", key.revoked, key.stale,
-             key.cost as "costMicros", key.rate, exists (select 1 from usage) as charged, key.metered,
-             key.monthly_cap as "monthlyCap", key.key_cap as "keyCap", key.cap_period as "capPeriod", commit_mode.mode
-        from key, commit_mode`;
-}
-
-/**
- * The whole admission of a billed request in ONE database round trip: find the key (by hash, with
- * its account's rate and plan), and unless it is revoked, debit the cost — from the balance `WHERE
- * balance >= cost`, or for a metered account from its monthly allowance — and insert the usage row
- * from the debited row. The conditions sit in the account row's UPDATE, so they are re-checked on the
- * row's latest version after its lock: concurrent requests never overdraw either. Keys are never
- * cached, so a revocation holds on the very next request on every instance.
+ * The whole admission of a billed request: its payer found (the key by hash, with its account's rate
+ * and plan, or a live session), and unless revoked, its cost debited — from the balance `WHERE
+ * balance >= cost`, or for a metered account from its monthly allowance — and its usage row inserted
+ * from the debited row, in ONE statement shared with the other billed requests this process is
+ * admitting at that moment (admission-queue.ts: group admission). The conditions sit in the account
+ * row's UPDATE, so they are re-checked on the row's latest version after its lock: concurrent
+ * requests never overdraw. Keys are never cached, so a revocation holds on the very next request on
+ * every instance.
  *
  * A key with a spend cap takes a second path (admitCappedKey): its own row is locked first, then the
  * same account debit runs, in one transaction — exact under concurrency, one more round trip, for
@@ -171,20 +113,26 @@ function admissionSql(payer: SQL) {
  */
 export async function admitBilledRequest(db: Db, request: BilledRequest, onAccount: (accountId: string) => void = () => {}): Promise<Admission> {
   const bySession = request.sessionHash !== undefined;
-  const statement = preparedSql<AdmissionRow>(db, bySession ? 'admit_session_request' : 'admit_billed_request', admissionSql(bySession ? SESSION_PAYER : KEY_PAYER));
   const { usageId } = request;
-  const [row] = await statement.execute({
-    payer: request.sessionHash ?? request.keyHash,
-    defaultCost: request.defaultCostMicros,
-    multiplier: request.tier === 'premium' ? PREMIUM_MULTIPLIER : 1,
-    staleSeconds: LAST_USED_RESOLUTION_MS / 1000,
-    usageId,
-    method: request.method,
-    path: request.path,
-    requestId: request.requestId,
-    synchronousCommit: request.synchronousCommit ? 'on' : 'off',
-    provisionalSeconds: request.provisionalSeconds ?? null,
-  });
+  const row = await admitQueued(
+    db,
+    {
+      defaultCostMicros: request.defaultCostMicros,
+      synchronousCommit: request.synchronousCommit,
+      staleSeconds: LAST_USED_RESOLUTION_MS / 1000,
+      concurrentBatches: request.concurrentBatches ?? 2,
+    },
+    {
+      usageId,
+      payer: request.sessionHash ?? request.keyHash,
+      bySession,
+      multiplier: request.tier === 'premium' ? PREMIUM_MULTIPLIER : 1,
+      method: request.method,
+      path: request.path,
+      requestId: request.requestId,
+      provisionalSeconds: request.provisionalSeconds ?? null,
+    },
+  );
   const metrics = billingMetricsOf(db);
   if (!row || row.revoked) {
     metrics?.refusal('unauthorized');
@@ -194,15 +142,15 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
   onAccount(row.accountId);
   // lastUsed is written at most once per resolution, outside the hot statement (it locks the key row).
   if (row.stale && row.apiKeyId !== null) await touchApiKey(db, row.apiKeyId);
-  const costMicros = Number(row.costMicros);
-  const principal = { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.rate === null ? null : Number(row.rate) };
-  if (row.keyCap !== null && row.apiKeyId !== null) return admitCappedKey(db, request, { principal: { ...principal, apiKeyId: row.apiKeyId }, costMicros, keyCap: Number(row.keyCap), capPeriod: row.capPeriod ?? 'month' });
+  const { costMicros } = row;
+  const principal = { apiKeyId: row.apiKeyId, accountId: row.accountId, costPerRequestMicros: row.rate };
+  if (row.keyCap !== null && row.apiKeyId !== null) return admitCappedKey(db, request, { principal: { ...principal, apiKeyId: row.apiKeyId }, costMicros, keyCap: row.keyCap, capPeriod: row.capPeriod ?? 'month' });
   if (!row.charged) {
     metrics?.refusal(row.metered ? 'monthly_cap' : 'insufficient_balance');
     throw refusalFor(row.metered, row.monthlyCap);
   }
   metrics?.admission(request.tier, row.metered);
-  return { principal, charge: { usageId, accountId: row.accountId, costMicros } };
+  return { principal, charge: { usageId, accountId: row.accountId, costMicros }, datasetVersion: row.datasetVersion };
 }
 
 function refusalFor(metered: boolean, monthlyCap: string | number | bigint | null) {
@@ -259,6 +207,11 @@ async function admitCappedKey(db: Db, request: BilledRequest, key: { principal: 
       insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, provisional_until, created_at)
       values (${request.usageId}, ${principal.accountId}, ${principal.apiKeyId}, ${request.method}, ${request.path}, ${costMicros}, ${request.requestId},
               ${debited.billing_plan === 'metered' ? 'meter' : 'balance'}, now() + make_interval(secs => ${request.provisionalSeconds ?? null}::int), now())`);
+    await tx.execute(sql`
+      insert into usage_hours (account_id, hour, key_id, path, requests, cost_micros)
+      values (${principal.accountId}, date_trunc('hour', now(), 'UTC'), ${principal.apiKeyId}, ${request.path}, 1, ${costMicros})
+      on conflict (account_id, hour, key_id, path)
+        do update set requests = usage_hours.requests + 1, cost_micros = usage_hours.cost_micros + excluded.cost_micros`);
     return { admission: { principal, charge: { usageId: request.usageId, accountId: principal.accountId, costMicros } }, metered: debited.billing_plan === 'metered' };
   });
   metrics?.admission(request.tier, admission.metered);
@@ -286,7 +239,7 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
         delete from usage_records
          where id = ${sql.placeholder('usageId')}::text and export_batch is null
            and (not ${sql.placeholder('onlyIfLapsed')}::boolean or provisional_until < now())
-        returning account_id, api_key_id, cost_micros, billed_to,
+        returning account_id, api_key_id, path, cost_micros, billed_to, date_trunc('hour', created_at, 'UTC') as hour,
                   to_char(created_at at time zone 'UTC', 'YYYY-MM') as month, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day
       ), key_refund as (
         update api_keys k
@@ -297,15 +250,25 @@ export async function refundCharge(db: Db, charge: Charge, synchronousCommit: bo
         returning k.id
       ), commit_mode as (
         select set_config('synchronous_commit', ${sql.placeholder('synchronousCommit')}::text, true) as mode
+      ), account as (
+        -- Rows locked in the order every admission takes them — key (a capped key's), account, cell —
+        -- so a refund and an admission of the same account wait for each other, never deadlock: each
+        -- step reads the one before it.
+        update accounts a
+           set balance_micros = case when removed.billed_to = 'meter' then a.balance_micros else a.balance_micros + removed.cost_micros end,
+               metered_spent_micros = case when removed.billed_to = 'meter' and a.metered_month = removed.month
+                                           then greatest(0, a.metered_spent_micros - removed.cost_micros) else a.metered_spent_micros end,
+               usage_count = a.usage_count - 1,
+               usage_cost_micros = a.usage_cost_micros - removed.cost_micros
+          from removed cross join commit_mode left join key_refund on true
+         where a.id = removed.account_id
+        returning a.id
       )
-      update accounts a
-         set balance_micros = case when removed.billed_to = 'meter' then a.balance_micros else a.balance_micros + removed.cost_micros end,
-             metered_spent_micros = case when removed.billed_to = 'meter' and a.metered_month = removed.month
-                                         then greatest(0, a.metered_spent_micros - removed.cost_micros) else a.metered_spent_micros end,
-             usage_count = a.usage_count - 1,
-             usage_cost_micros = a.usage_cost_micros - removed.cost_micros
-        from removed, commit_mode
-       where a.id = removed.account_id`,
+      update usage_hours h
+         set requests = h.requests - 1, cost_micros = h.cost_micros - removed.cost_micros
+        from removed join account on account.id = removed.account_id
+       where h.account_id = removed.account_id and h.hour = removed.hour
+         and h.key_id = coalesce(removed.api_key_id, '') and h.path = removed.path`,
   );
   await statement.execute({ usageId: charge.usageId, synchronousCommit: synchronousCommit ? 'on' : 'off', onlyIfLapsed: options.onlyIfLapsed ?? false });
 }

@@ -18,7 +18,7 @@
 import { and, asc, count, getTableColumns, gt } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies } from '../../db/schema.ts';
-import type { AggregateCache } from './aggregate-cache.ts';
+import type { Cached } from './aggregate-cache.ts';
 import { companyDetail } from './answers.ts';
 import { filterWhere, type Company, type ListFilters } from './queries.ts';
 
@@ -45,10 +45,10 @@ export function exportUnits(rows: number): number {
 }
 
 /** How many companies the filters match (after `afterId`; the unfiltered count from the aggregate cache, as the list's). */
-export async function countExport(db: Db, cache: AggregateCache, filters: ListFilters, afterId = 0): Promise<number> {
+export async function countExport(db: Db, { cache, version }: Cached, filters: ListFilters, afterId = 0): Promise<number> {
   const where = and(filterWhere(filters), afterId > 0 ? gt(companies.id, afterId) : undefined);
   const countMatching = async () => (await db.select({ total: count() }).from(companies).where(where))[0]?.total ?? 0;
-  return where ? countMatching() : cache.get(db, 'count', countMatching);
+  return where ? countMatching() : cache.aggregate(db, 'count', countMatching, version);
 }
 
 /** The record a line or a CSV row holds: the detail, without markets. */

@@ -3,8 +3,9 @@
  * with the implied valuation and the LONG and SHORT costs that GET /api/trading/valuation/all answers
  * for it from the same market-data snapshot (docs/companies.md "Markets").
  *
- * They are read from the snapshot on every request and never go into the dataset-version cache
- * (aggregate-cache.ts): that lives as long as the dataset does, these change with every snapshot.
+ * They are read from the snapshot of the request and never go into the dataset-version caches
+ * (aggregate-cache.ts, answer-cache.ts): those live as long as the dataset does, these change with
+ * every snapshot; a detail answer is made of the two (detailAnswer).
  */
 import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
@@ -16,6 +17,7 @@ import { allValuations } from '../market/valuation-view.ts';
 import { DEFAULT_FLOORS } from '../valuation/index.ts';
 import { companyDetail } from './answers.ts';
 import { companyAsOf } from './point-in-time.ts';
+import { deepFreeze, markReusable } from '../lib/reusable-json.ts';
 import type { Company } from './queries.ts';
 
 export interface CompanyMarket {
@@ -32,6 +34,7 @@ export interface CompanyMarket {
 
 /** What the markets need of the market data (MarketData): the current snapshot if fresh, or a new one. */
 export interface MarketSource {
+  latest(): MarketSnapshot | undefined;
   fresh(): MarketSnapshot | undefined;
   snapshot(): Promise<MarketSnapshot>;
 }
@@ -85,18 +88,43 @@ export async function companyMarkets(db: Db, marketData: MarketSource, sourceId:
   return current.events.filter((e) => e.companySourceId === sourceId).map((e) => marketOf(e, current));
 }
 
-/** The detail answer (answers.ts) with the company's markets, read now: never kept with the record. */
-export async function companyDetailWithMarkets(db: Db, marketData: MarketSource, company: Company) {
-  return { ...companyDetail(company), markets: await companyMarkets(db, marketData, company.sourceId) };
-}
-
-/**
- * The detail answer as it is now or as it stood on `asOf` (point-in-time.ts), with its markets: always
- * the current ones (live market data, not facts of the record). 404 for a company founded after the day.
- */
-export async function companyDetailAt(db: Db, marketData: MarketSource, company: Company, asOf: string | undefined) {
-  if (asOf === undefined) return { ...(await companyDetailWithMarkets(db, marketData, company)), asOf: null };
+/** The record part of a detail answer (answers.ts), as it is now or as it stood on `asOf` (point-in-time.ts). 404 for a company founded after the day. */
+export function recordDetailAt(company: Company, asOf: string | undefined) {
+  if (asOf === undefined) return { ...companyDetail(company), asOf: null };
   const then = companyAsOf(company, asOf);
   if (!then) throw new ApiError('NOT_FOUND', `${company.name} did not exist yet on ${asOf} (founded ${company.foundedYear})`);
-  return { ...(await companyDetailWithMarkets(db, marketData, then)), asOf };
+  return { ...companyDetail(then), asOf };
+}
+
+type RecordDetail = ReturnType<typeof recordDetailAt>;
+export type DetailAnswer = RecordDetail & { markets: CompanyMarket[] };
+
+/** Answers made from a kept record (answer-cache.ts), one per record and snapshot, so each is validated and serialized once. */
+const withoutMarkets = new WeakMap<object, DetailAnswer>();
+const withSnapshot = new WeakMap<object, { snapshot: MarketSnapshot; answer: DetailAnswer }>();
+
+/**
+ * The detail answer: the record with the company's markets, always the current ones (live market
+ * data, not facts of the record). From a fresh snapshot the answer is one object per record and
+ * snapshot — for a company without a listed event (nearly all) one per record: `markets: []` — kept
+ * frozen and reusable; without one, the markets are read now (companyMarkets). Between two snapshots
+ * (the last one expired, the next not taken yet) a company that had no listed event in the last one
+ * is answered without markets at once: an event listed for it since shows from the next snapshot, a
+ * few seconds later, as it does on the market routes.
+ */
+export async function detailAnswer(db: Db, marketData: MarketSource, record: RecordDetail): Promise<DetailAnswer> {
+  const latest = marketData.latest();
+  const snapshot = marketData.fresh() ?? (latest && !latest.events.some((e) => e.companySourceId === record.sourceId) ? latest : undefined);
+  if (!snapshot) return { ...record, markets: await companyMarkets(db, marketData, record.sourceId) };
+  const linked = snapshot.events.filter((e) => e.companySourceId === record.sourceId);
+  if (!linked.length) {
+    let answer = withoutMarkets.get(record);
+    if (!answer) withoutMarkets.set(record, (answer = markReusable(deepFreeze({ ...record, markets: [] }))));
+    return answer;
+  }
+  const kept = withSnapshot.get(record);
+  if (kept?.snapshot === snapshot) return kept.answer;
+  const answer: DetailAnswer = markReusable(deepFreeze({ ...record, markets: linked.map((e) => marketOf(e, snapshot)) }));
+  withSnapshot.set(record, { snapshot, answer });
+  return answer;
 }

@@ -9,7 +9,7 @@ import type { Db } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 import { companies, companyNames, events } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
-import type { AggregateCache } from './aggregate-cache.ts';
+import type { Cached } from './aggregate-cache.ts';
 import { domainOf, fold, nameForm } from './names.ts';
 
 export type Company = typeof companies.$inferSelect;
@@ -112,7 +112,7 @@ async function idAnchors(db: Db): Promise<number[]> {
  */
 export async function listCompanies(
   db: Db,
-  cache: AggregateCache,
+  { cache, version }: Cached,
   filters: ListFilters,
   sort: { field?: SortField; descending: boolean },
   page: Page,
@@ -126,11 +126,11 @@ export async function listCompanies(
   };
   const rows = async () => {
     if (where || sort.field || page.offset < ID_ANCHOR_STEP) return pageOf(where, page.offset);
-    const anchors = await cache.get(db, 'id-anchors', () => idAnchors(db));
+    const anchors = await cache.aggregate(db, 'id-anchors', () => idAnchors(db), version);
     const at = Math.min(Math.floor(page.offset / ID_ANCHOR_STEP), anchors.length - 1);
     return at > 0 ? pageOf(gte(companies.id, anchors[at]!), page.offset - at * ID_ANCHOR_STEP) : pageOf(undefined, page.offset);
   };
-  const [found, total] = await Promise.all([rows(), where ? countMatching() : cache.get(db, 'count', countMatching)]);
+  const [found, total] = await Promise.all([rows(), where ? countMatching() : cache.aggregate(db, 'count', countMatching, version)]);
   return { rows: found, total };
 }
 

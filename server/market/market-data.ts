@@ -77,6 +77,11 @@ export class MarketData {
     return this.current && this.now() - this.current.snapshot.fetchedAt.getTime();
   }
 
+  /** The latest snapshot, expired or not (undefined before the first). */
+  latest(): MarketSnapshot | undefined {
+    return this.current?.snapshot;
+  }
+
   /** The current snapshot if it has not expired (synchronously: the cheapest answers need no promise). */
   fresh(): MarketSnapshot | undefined {
     return this.current && this.now() < this.current.expiresAt ? this.current.snapshot : undefined;

@@ -5,7 +5,7 @@
 import { billingCommitsSynchronously } from '../accounts/billing.ts';
 import { RecentKeys } from '../accounts/recent-keys.ts';
 import { Refunds } from '../accounts/refunds.ts';
-import { AggregateCache } from '../companies/aggregate-cache.ts';
+import { DatasetCache } from '../companies/aggregate-cache.ts';
 import { companyForMarket } from '../companies/market-companies.ts';
 import type { CompanyForMarket } from '../events/handles.ts';
 import type { Config } from '../config.ts';
@@ -30,8 +30,8 @@ export interface Services {
   logger: Logger;
   /** SHA-256 digests of the configured dashboard keys, compared in constant time. */
   dashboardKeyDigests: Uint8Array[];
-  /** Company aggregates, valid while the dataset version is unchanged. */
-  companyAggregates: AggregateCache;
+  /** Company aggregates and answers (details, pages), valid while the dataset version is unchanged. */
+  companyCache: DatasetCache;
   /** Events and order books, refreshed at most once per MARKET_DATA_TTL_MS. */
   marketData: MarketData;
   /** Records a snapshot every MARKET_RECORD_INTERVAL_MS for candles and live streams (started by main.ts). */
@@ -65,7 +65,7 @@ function defaultDepositChain(config: Config, polygon: PublicClient | undefined):
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyAggregates' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics' | 'companyForMarket'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyCache' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics' | 'companyForMarket'>,
   options: { venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Services {
   const metrics = createMetrics({ enabled: parts.config.metrics.enabled, now: options.now });
@@ -79,7 +79,7 @@ export function createServices(
   const services: Services = {
     ...parts,
     dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf),
-    companyAggregates: new AggregateCache(),
+    companyCache: new DatasetCache(),
     companyForMarket,
     marketData,
     recorder: new MarketRecorder(marketData, parts.logger, metrics.jobs),

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../../db/client.ts';
-import { usageRecords } from '../../db/schema.ts';
+import { accounts, usageRecords } from '../../db/schema.ts';
 import { seedDatabase } from '../../seeds/index.ts';
 import { creditAccount, ensureAccount } from '../../server/accounts/accounts.ts';
 import { createApiKey } from '../../server/accounts/api-keys.ts';
@@ -105,4 +105,52 @@ test('SIGKILL under billed load loses and duplicates nothing', async () => {
   expect(billing.usageCount).toBe(rows.length);
   expect(Math.round(billing.usageCostUsd * 1e6)).toBe(used);
   expect(Math.round(billing.balanceUsd * 1e6)).toBe(fundsMicros - used);
+}, 90_000);
+
+// Two servers on one PostgreSQL (the embedded database allows one process), both billing the same
+// account in batches; one is killed mid-load, the other keeps going: the books still balance.
+const load0 = new PacedLoad(CLIENTS, PACE_MS, LOAD_MS);
+test.skipIf(engine !== 'postgres')('two servers on one account, one killed under load: nothing lost or doubled', async () => {
+  const db = await open();
+  // Enough for every request this load can send, at the private-company rate.
+  const extra = (load0.maxRequests() + 1) * 10 * loadConfig(serverEnv()).costPerRequestMicros;
+  await creditAccount(db.db, { accountId: 'crash-billing', amountMicros: extra, reference: 'crash-pair' });
+  fundsMicros += extra;
+  const [before] = await db.db.select({ rows: sql<number>`count(*)::int` }).from(usageRecords).where(eq(usageRecords.accountId, 'crash-billing'));
+  const servers = [await startServer(serverEnv()), await startServer(serverEnv())];
+  const succeeded: string[] = [];
+  const load = new PacedLoad(CLIENTS, PACE_MS, LOAD_MS);
+  let stop = false;
+  const clients = Array.from({ length: CLIENTS }, async (_, c) => {
+    const next = load.client();
+    for (let i = 0; !stop && (await next()); i++) {
+      const requestId = `pair-${c}-${i}`;
+      const server = servers[c % 2]!;
+      try {
+        const response = await fetch(`${server.url}/api/private-companies/1`, { headers: { 'x-api-key': apiKey, 'x-request-id': requestId } });
+        if (response.status === 200) succeeded.push(requestId);
+        await response.arrayBuffer();
+      } catch {
+        if (c % 2 === 0) return; // the killed one's clients stop; the survivor's never see an error
+        throw new Error(`the surviving server failed request ${requestId}`);
+      }
+    }
+  });
+  await Bun.sleep(KILL_AFTER_MS);
+  servers[0]!.process.kill('SIGKILL');
+  await servers[0]!.process.exited;
+  await Bun.sleep(1_000); // the survivor keeps billing alone
+  stop = true;
+  await Promise.all(clients);
+  await servers[1]!.stop();
+  expect(succeeded.filter((id) => Number(id.split('-')[1]) % 2 === 1).length).toBeGreaterThan(20);
+  const rows = await db.db.select({ requestId: usageRecords.requestId, cost: usageRecords.costMicros }).from(usageRecords).where(eq(usageRecords.accountId, 'crash-billing'));
+  const charged = new Map<string, number>();
+  for (const row of rows) charged.set(row.requestId, (charged.get(row.requestId) ?? 0) + 1);
+  for (const id of succeeded) expect(charged.get(id)).toBe(1);
+  expect([...charged.values()].every((n) => n === 1)).toBe(true);
+  expect(rows.length - before!.rows).toBeGreaterThanOrEqual(succeeded.length);
+  const [account] = await db.db.select({ balance: accounts.balanceMicros, count: accounts.usageCount, cost: accounts.usageCostMicros }).from(accounts).where(eq(accounts.id, 'crash-billing'));
+  const used = rows.reduce((sum, r) => sum + r.cost, 0);
+  expect(account).toEqual({ balance: fundsMicros - used, count: rows.length, cost: used });
 }, 90_000);

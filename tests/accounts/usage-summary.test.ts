@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
 import { usageRecords } from '../../db/schema.ts';
 import { createApiKey } from '../../server/accounts/api-keys.ts';
+import { redateUsage } from '../harness/ledger.ts';
 import { createTestApp, trpcClient, type TestApp } from '../harness/app.ts';
 import { fundedAccount, type FundedAccount } from '../harness/factories.ts';
 import { signIn } from '../harness/sign-in.ts';
@@ -28,7 +29,7 @@ beforeAll(async () => {
   expect((await t.request('/api/usage?limit=1', { headers: { 'x-api-key': second } })).status).toBe(200);
   // Spread them over two days (the first four on day 1).
   const rows = await t.database.db.select({ id: usageRecords.id }).from(usageRecords).where(eq(usageRecords.accountId, acct.accountId)).orderBy(usageRecords.createdAt, usageRecords.id);
-  for (const [i, row] of rows.entries()) await t.database.db.execute(sql`update usage_records set created_at = ${i < 4 ? DAY1 : DAY2}::timestamptz where id = ${row.id}`);
+  await redateUsage(t, acct.accountId, rows.map((row, i) => [row.id, i < 4 ? DAY1 : DAY2]));
 });
 afterAll(() => t.close());
 

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { usageRecords } from '../../db/schema.ts';
+import { redateUsage } from '../harness/ledger.ts';
 import { createTestApp, json, type TestApp } from '../harness/app.ts';
 import { fundedAccount, type FundedAccount } from '../harness/factories.ts';
 
@@ -14,9 +15,7 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) await t.request('/api/billing', { headers: acct.headers });
   const rows = await t.database.db.select({ id: usageRecords.id }).from(usageRecords).orderBy(usageRecords.createdAt, usageRecords.id);
   const days = ['2026-11-01T10:00:00.000Z', '2026-11-02T23:59:59.000Z', '2026-11-03T00:00:00.000Z'];
-  for (const [i, row] of rows.entries()) {
-    await t.database.db.execute(sql`update usage_records set created_at = ${days[i]}::timestamptz where id = ${row.id}`);
-  }
+  await redateUsage(t, acct.accountId, rows.map((row, i) => [row.id, days[i]!]));
 });
 afterAll(() => t.close());
 

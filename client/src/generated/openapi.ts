@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * Billed requests of the calling account, newest first
-         * @description Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset (total counts the whole filtered set). With a session: the signed-in account, billed like a key's call (its own row has keyId null).
+         * @description Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset, or with cursor (nextCursor: the same cost however deep); total counts the whole filtered set, from the account's running count and hourly totals, so its cost does not grow with the account's history. With a session: the signed-in account, billed like a key's call (its own row has keyId null).
          */
         get: operations["usage-list"];
         put?: never;
@@ -2917,8 +2917,10 @@ export interface operations {
                 path?: string;
                 /** @description Records per page: 1 to 10000, default 1000 */
                 limit?: number;
-                /** @description Records to skip (paging), default 0 */
+                /** @description Records to skip (paging), default 0; a deep offset costs the records it skips, a cursor does not */
                 offset?: number;
+                /** @description The nextCursor of the previous page (opaque): the next page at the cost of one page however deep; not with offset */
+                cursor?: string;
             };
             header?: {
                 /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
@@ -2957,6 +2959,8 @@ export interface operations {
                         }[];
                         /** Format: int64 */
                         total: number;
+                        /** @description Pass as cursor for the next page; null on the last page */
+                        nextCursor: string | null;
                     };
                 };
             };

@@ -53,6 +53,7 @@ interface BilledRule {
 interface Reserved {
   principal: KeyPrincipal;
   charge: Charge;
+  datasetVersion?: number;
 }
 
 interface Admitted extends Reserved {
@@ -154,6 +155,7 @@ async function reserve(call: GateCall, tier: PriceTier, payer: Payer, provisiona
       path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
       requestId: ctx.requestId,
       synchronousCommit: billingCommitsSynchronously(ctx.services.config.billingSynchronousCommit, ctx.services.database.kind),
+      concurrentBatches: ctx.services.database.kind === 'pglite' ? 1 : 2,
       usageId,
       provisionalSeconds,
     }, (accountId) => (ctx.logFields.accountId = accountId));
@@ -234,7 +236,7 @@ export const billedByKey = (tier: PriceTier): Gate => async (call) => {
   const rule: BilledRule = { tier, bucket: 'key', needsUser: false };
   const admitted = usesSession(call, presentedKey(call.ctx)) ? await admitSessionCall(call, rule) : await admit(call, rule);
   const charges = call.meta.units ? await reserveUnits(call, tier, admitted, call.meta.units) : [admitted.charge];
-  return billed(call.ctx, charges, { principal: admitted.principal, charges });
+  return billed(call.ctx, charges, { principal: admitted.principal, charges, datasetVersion: admitted.datasetVersion });
 };
 
 /** x-api-key (or a session, where the meta allows) + a user id (trading); every trading query filters by (account, user id). */

@@ -24,7 +24,12 @@ export const marketDataProcedure = baseProcedure({ gate: open, meta: { access: '
  * What a key route's handler knows of its call: who pays, and what the call was charged (one charge,
  * or a call priced in units' every unit, the first paid and the rest provisional: accounts/unit-charges.ts).
  */
-type KeyCall = { principal: KeyPrincipal; charges: readonly Charge[] };
+type KeyCall = {
+  principal: KeyPrincipal;
+  charges: readonly Charge[];
+  /** The company dataset's version the admission read (absent on a capped key's path): for answers kept per version. */
+  datasetVersion?: number;
+};
 
 /** x-api-key (or ?apiKey=), billed at the account's standard rate. */
 export const apiKeyProcedure = baseProcedure<KeyCall>({ gate: billedByKey('standard'), meta: { access: 'key', billing: 'standard' } });
