@@ -238,3 +238,34 @@ export const settlements = pgTable(
       .where(sql`${t.paidAt} is null`),
   ],
 );
+
+/**
+ * A trading user's running totals: how many positions and orders it has in each status, how many
+ * trades, and what they add up to. Kept by triggers on positions, orders and trades (migration 0028:
+ * an insert adds, a status change moves one between columns, a delete takes away), so every statement
+ * that writes one keeps them in its own transaction, whatever code path it comes from. Every trading
+ * transaction concerns one user, and all of a user's totals are one row: a transaction takes that
+ * one row's lock, so two of them never wait for each other in a circle. The lists answer `total` (and
+ * the history its summary) from here instead of counting the user's history.
+ * Invariant: each column = the count (or sum) over the user's rows, at every commit.
+ */
+export const tradingTotals = pgTable(
+  'trading_totals',
+  {
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
+    positionsPending: micros('positions_pending').notNull().default(0),
+    positionsOpen: micros('positions_open').notNull().default(0),
+    positionsClosed: micros('positions_closed').notNull().default(0),
+    positionsSettled: micros('positions_settled').notNull().default(0),
+    ordersPending: micros('orders_pending').notNull().default(0),
+    ordersMatched: micros('orders_matched').notNull().default(0),
+    ordersCancelled: micros('orders_cancelled').notNull().default(0),
+    ordersRejected: micros('orders_rejected').notNull().default(0),
+    trades: micros('trades').notNull().default(0),
+    volumeMicros: micros('volume_micros').notNull().default(0),
+    feesMicros: micros('fees_micros').notNull().default(0),
+    realizedPnlMicros: micros('realized_pnl_micros').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.userId] })],
+);

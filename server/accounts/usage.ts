@@ -6,11 +6,11 @@
  * cells (usage_hours) for the whole hours of the range and counts rows only in its partial first and
  * last hours (docs/decisions.md §4, "Reads that do not grow with history").
  */
-import { and, desc, eq, gte, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { resultRows } from '../../db/prepared.ts';
-import { accounts, usageRecords } from '../../db/schema.ts';
-import { cursorProblem, decodeCursor, instantKey, keysetPage, type KeyPart } from '../lib/keyset-cursor.ts';
+import { preparedSql, resultRows } from '../../db/prepared.ts';
+import { apiKeys, usageRecords } from '../../db/schema.ts';
+import { cursorProblem, decodeCursor, keysetPage, type KeyPart } from '../lib/keyset-cursor.ts';
 
 export interface UsageFilter {
   accountId: string;
@@ -84,71 +84,103 @@ function cellsSql(f: UsageFilter): SQL {
 
 const unfiltered = (f: UsageFilter) => !f.from && !f.to && !f.keyId && !f.path;
 
-/** How many usage rows match: the account's running count when nothing filters, else the cells' sum. */
-async function totalOf(db: Db, f: UsageFilter): Promise<number> {
-  if (unfiltered(f)) {
-    const [row] = await db.select({ count: accounts.usageCount }).from(accounts).where(eq(accounts.id, f.accountId));
-    return row?.count ?? 0;
-  }
-  const [row] = resultRows<{ total: string | number }>(await db.execute(sql`select coalesce(sum(requests), 0) as total from ${cellsSql(f)} cells`));
-  return Number(row?.total ?? 0);
-}
-
 /**
  * Usage records of one account, newest first, `from`/`to` inclusive; total counts every match. Paged by
  * `offset`, or by `cursor` (the nextCursor of the page before: one index walk however deep).
  */
 export async function listUsage(db: Db, input: UsageFilter & { limit: number; offset?: number; cursor?: string }) {
   const key = input.cursor === undefined ? undefined : decodeCursor(input.cursor, SORT, CURSOR_PARTS);
+  if (unfiltered(input)) {
+    // The hottest read of the usage routes: the page and the running total in one prepared statement.
+    const rows = await preparedSql<UsageRow & { total: string | number; createdKey: string | null }>(db, 'usage_page', USAGE_PAGE_SQL).execute({
+      accountId: input.accountId,
+      limit: input.limit + 1,
+      offset: key ? 0 : (input.offset ?? 0),
+      afterKey: (key?.[0] as string | undefined) ?? null,
+      afterId: (key?.[1] as string | undefined) ?? null,
+    });
+    return pageOf(rows, input.limit);
+  }
+  // Filtered: the page and the total from the cells, again in one statement (not prepared: its shape follows the filters).
   const where = and(matching(input), key && sql`(${usageRecords.createdAt}, ${usageRecords.id}) < (${key[0] as string}::timestamptz, ${key[1] as string}::text)`);
-  const [rows, total] = await Promise.all([
-    db
-      .select({
-        id: usageRecords.id,
-        path: usageRecords.path,
-        method: usageRecords.method,
-        keyId: usageRecords.apiKeyId,
-        createdAt: usageRecords.createdAt,
-        createdKey: instantKey(usageRecords.createdAt),
-        costMicros: usageRecords.costMicros,
-      })
-      .from(usageRecords)
-      .where(where)
-      .orderBy(desc(usageRecords.createdAt), desc(usageRecords.id))
-      .limit(input.limit + 1)
-      .offset(key ? 0 : (input.offset ?? 0)),
-    totalOf(db, input),
-  ]);
-  const { page, nextCursor } = keysetPage(rows, input.limit, SORT, (r) => [r.createdKey, r.id]);
-  return { records: page, nextCursor, total };
+  const rows = resultRows<UsageRow & { total: string | number; createdKey: string | null }>(
+    await db.execute(sql`
+      select t.total, p.id, p.path, p.method, p.api_key_id as "keyId", p.created_at as "createdAt", p.cost_micros as "costMicros",
+             to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdKey"
+        from (select coalesce(sum(requests), 0) as total from ${cellsSql(input)} cells) t
+        left join lateral (
+          select id, path, method, api_key_id, created_at, cost_micros from usage_records
+           where ${where}
+           order by created_at desc, id desc
+           limit ${input.limit + 1} offset ${key ? 0 : (input.offset ?? 0)}
+        ) p on true
+       order by p.created_at desc, p.id desc`),
+  );
+  return pageOf(rows, input.limit);
 }
+
+/** The statement's rows as a page: the records (none when the one row's id is null), the next cursor and the total. */
+function pageOf(rows: Array<UsageRow & { total: string | number; createdKey: string | null }>, limit: number) {
+  const found = rows.filter((r) => r.id !== null).map((r) => ({ ...r, createdAt: new Date(r.createdAt), costMicros: Number(r.costMicros) }));
+  const { page, nextCursor } = keysetPage(found, limit, SORT, (r) => [r.createdKey!, r.id]);
+  return { records: page, nextCursor, total: Number(rows[0]?.total ?? 0) };
+}
+
+interface UsageRow {
+  id: string;
+  path: string;
+  method: string;
+  keyId: string | null;
+  createdAt: Date;
+  costMicros: number;
+}
+
+/** A page of an account's rows (from a cursor, or an offset) with its running total; one row with a null id when the page is empty. */
+const USAGE_PAGE_SQL = sql`
+  select a.usage_count as total, p.id, p.path, p.method, p.api_key_id as "keyId", p.created_at as "createdAt", p.cost_micros as "costMicros",
+         to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdKey"
+    from accounts a
+    left join lateral (
+      select u.id, u.path, u.method, u.api_key_id, u.created_at, u.cost_micros
+        from usage_records u
+       where u.account_id = a.id
+         and (${sql.placeholder('afterKey')}::text is null
+              or (u.created_at, u.id) < (${sql.placeholder('afterKey')}::timestamptz, ${sql.placeholder('afterId')}::text))
+       order by u.created_at desc, u.id desc
+       limit ${sql.placeholder('limit')}::int offset ${sql.placeholder('offset')}::int
+    ) p on true
+   where a.id = ${sql.placeholder('accountId')}::text
+   order by p.created_at desc, p.id desc`;
 
 /**
  * Requests and cost of the filtered usage, per UTC hour or day, per path and per key (with its name):
  * what a usage chart and its breakdowns need, summed by the database from the cells, in integers.
  */
 export async function summariseUsage(db: Db, input: UsageFilter & { bucket: 'hour' | 'day' }) {
-  const cells = cellsSql(input);
   const unit = sql.raw(`'${input.bucket}'`);
-  const [buckets, byPath, byKey] = await Promise.all([
-    db.execute(sql`
-      select to_char(date_trunc(${unit}, hour, 'UTC') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:00:00"Z"') as start, sum(requests) as requests, sum(cost_micros) as cost
-        from ${cells} c group by 1 having sum(requests) > 0 order by 1`),
-    db.execute(sql`
-      select path, sum(requests) as requests, sum(cost_micros) as cost
-        from ${cells} c group by path having sum(requests) > 0 order by sum(requests) desc, path`),
-    db.execute(sql`
-      select nullif(c.key_id, '') as "keyId", k.name as "keyName", sum(c.requests) as requests, sum(c.cost_micros) as cost
-        from ${cells} c left join api_keys k on k.id = c.key_id and k.account_id = ${input.accountId}
-       group by c.key_id, k.name having sum(c.requests) > 0 order by sum(c.requests) desc, c.key_id`),
-  ]);
-  type Row = { requests: string | number; cost: string | number };
-  const num = <T extends Row>(rows: unknown) => resultRows<T>(rows).map((r) => ({ ...r, requests: Number(r.requests), costMicros: Number(r.cost) }));
-  const b = num<Row & { start: string }>(buckets);
+  // One pass over the cells, three groupings (per bucket, per path, per key).
+  const rows = resultRows<{ bucket: string | null; path: string | null; keyId: string | null; byKey: boolean; requests: string | number; cost: string | number }>(
+    await db.execute(sql`
+      select to_char(date_trunc(${unit}, c.hour, 'UTC') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:00:00"Z"') as bucket, c.path, c.key_id as "keyId",
+             grouping(c.key_id) = 0 as "byKey", sum(c.requests) as requests, sum(c.cost_micros) as cost
+        from ${cellsSql(input)} c
+       group by grouping sets ((date_trunc(${unit}, c.hour, 'UTC')), (c.path), (c.key_id))
+      having sum(c.requests) > 0`),
+  ).map((r) => ({ ...r, requests: Number(r.requests), costMicros: Number(r.cost) }));
+  const buckets = rows.filter((r) => r.bucket !== null).sort((a, b) => (a.bucket! < b.bucket! ? -1 : 1));
+  const byPath = rows.filter((r) => r.path !== null).sort((a, b) => b.requests - a.requests || (a.path! < b.path! ? -1 : 1));
+  const keys = rows.filter((r) => r.byKey);
+  const names = new Map(
+    keys.some((k) => k.keyId)
+      ? (await db.select({ id: apiKeys.id, name: apiKeys.name }).from(apiKeys).where(and(eq(apiKeys.accountId, input.accountId), inArray(apiKeys.id, keys.flatMap((k) => k.keyId || [])))))
+          .map((k) => [k.id, k.name])
+      : [],
+  );
+  const byKey = keys.sort((a, b) => b.requests - a.requests || (a.keyId! < b.keyId! ? -1 : 1));
   return {
-    buckets: b.map((x) => ({ start: x.start, requests: x.requests, costMicros: x.costMicros })),
-    byPath: num<Row & { path: string }>(byPath).map((p) => ({ path: p.path, requests: p.requests, costMicros: p.costMicros })),
-    byKey: num<Row & { keyId: string | null; keyName: string | null }>(byKey).map((k) => ({ keyId: k.keyId, keyName: k.keyName ?? null, requests: k.requests, costMicros: k.costMicros })),
-    totals: { requests: b.reduce((n, x) => n + x.requests, 0), costMicros: b.reduce((n, x) => n + x.costMicros, 0) },
+    buckets: buckets.map((b) => ({ start: b.bucket!, requests: b.requests, costMicros: b.costMicros })),
+    byPath: byPath.map((p) => ({ path: p.path!, requests: p.requests, costMicros: p.costMicros })),
+    byKey: byKey.map((k) => ({ keyId: k.keyId || null, keyName: (k.keyId && names.get(k.keyId)) || null, requests: k.requests, costMicros: k.costMicros })),
+    totals: { requests: buckets.reduce((n, x) => n + x.requests, 0), costMicros: buckets.reduce((n, x) => n + x.costMicros, 0) },
   };
 }

@@ -3,7 +3,7 @@ import { and, asc, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm'
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
-import { orders, positionBands, positions, trades, type OrderStatus, type PositionStatus } from '../../db/schema.ts';
+import { orders, positionBands, positions, trades, tradingTotals, type OrderStatus, type PositionStatus } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { MICROS_PER_USD } from '../lib/money.ts';
 import type { OrderRow, PositionBandRow, PositionRow } from './ledger-writes.ts';
@@ -104,7 +104,14 @@ export async function positionSummaries(db: Db, user: TradingUser, filter: Posit
       ),
       page as (
         select p.id, p.account_id, p.user_id, p.event_id, p.side, p.status, p.units_micros, p.created_at, p.closed_at,
-               count(*) over () as total
+               -- Unfiltered: the user's running total (trading_totals); filtered: counted (an InitPlan, run only then).
+               case when ${sql.placeholder('eventId')}::text is null
+                    then (select case ${sql.placeholder('status')}::text
+                                   when 'all' then t.positions_pending + t.positions_open + t.positions_closed + t.positions_settled
+                                   when 'pending' then t.positions_pending when 'open' then t.positions_open
+                                   when 'closed' then t.positions_closed else t.positions_settled end
+                            from trading_totals t where t.account_id = ${sql.placeholder('accountId')}::text and t.user_id = ${sql.placeholder('userId')}::text)
+                    else (select count(*) from positions p where ${positionsWhere}) end as total
           from positions p
          where ${positionsWhere}
          order by p.created_at desc, p.id desc
@@ -212,21 +219,30 @@ export interface OrderFilter {
   offset: number;
 }
 
-/** A page of the user's orders, newest first, and the size of the filtered set (one query; two past the end). */
+/** The user's running totals (trading_totals, kept by triggers): zeros for a user with nothing yet. */
+async function totalsOf(db: Db, user: TradingUser) {
+  const [row] = await db.select().from(tradingTotals).where(and(eq(tradingTotals.accountId, user.accountId), eq(tradingTotals.userId, user.userId)));
+  return row ?? { ordersPending: 0, ordersMatched: 0, ordersCancelled: 0, ordersRejected: 0, trades: 0, volumeMicros: 0, feesMicros: 0, realizedPnlMicros: 0 };
+}
+
+const ORDER_COLUMNS = { PENDING: 'ordersPending', MATCHED: 'ordersMatched', CANCELLED: 'ordersCancelled', REJECTED: 'ordersRejected' } as const;
+
+/**
+ * A page of the user's orders, newest first, and the size of the filtered set: by status (or all),
+ * the user's running totals; of one position, counted (a position has a handful of orders).
+ */
 export async function listOrders(db: Db, user: TradingUser, filter: OrderFilter): Promise<Page<OrderRow>> {
   const where: SQL[] = [eq(orders.accountId, user.accountId), eq(orders.userId, user.userId)];
   if (filter.status !== 'all') where.push(eq(orders.status, filter.status));
   if (filter.positionId) where.push(eq(orders.positionId, filter.positionId));
   const condition = and(...where);
-  const rows = await db
-    .select({ order: orders, total: sql<string>`count(*) over ()` })
-    .from(orders)
-    .where(condition)
-    .orderBy(desc(orders.createdAt), asc(orders.bandIndex), asc(orders.id))
-    .limit(filter.limit)
-    .offset(filter.offset);
-  const total = await totalOf(rows, filter.offset, async () => (await db.select({ total: count() }).from(orders).where(condition))[0]!.total);
-  return { rows: rows.map((r) => r.order), total };
+  const [rows, total] = await Promise.all([
+    db.select().from(orders).where(condition).orderBy(desc(orders.createdAt), asc(orders.bandIndex), asc(orders.id)).limit(filter.limit).offset(filter.offset),
+    filter.positionId
+      ? db.select({ total: count() }).from(orders).where(condition).then((r) => r[0]!.total)
+      : totalsOf(db, user).then((t) => (filter.status === 'all' ? t.ordersPending + t.ordersMatched + t.ordersCancelled + t.ordersRejected : t[ORDER_COLUMNS[filter.status]])),
+  ]);
+  return { rows, total };
 }
 
 export async function getOrder(db: Db, user: TradingUser, orderId: string): Promise<OrderRow> {
@@ -253,15 +269,19 @@ export interface HistoryFilter {
   offset: number;
 }
 
+/**
+ * A page of the user's trades, newest first, and the summary of the filtered set: unfiltered, the
+ * user's running totals; filtered by event or dates, summed over the matching trades.
+ */
 export async function tradeHistory(db: Db, user: TradingUser, filter: HistoryFilter) {
   const where: SQL[] = [eq(trades.accountId, user.accountId), eq(trades.userId, user.userId)];
   if (filter.eventId) where.push(eq(trades.eventId, filter.eventId));
   if (filter.startDate) where.push(gte(trades.createdAt, filter.startDate));
   if (filter.endDate) where.push(lte(trades.createdAt, filter.endDate));
   const condition = and(...where);
-  const [rows, [summary]] = await Promise.all([
-    db.select().from(trades).where(condition).orderBy(desc(trades.createdAt), desc(trades.id)).limit(filter.limit).offset(filter.offset),
-    db
+  const unfiltered = !filter.eventId && !filter.startDate && !filter.endDate;
+  const summed = async () => {
+    const [row] = await db
       .select({
         totalTrades: count(),
         volume: sql<string>`coalesce(sum(${trades.amountMicros}), 0)`,
@@ -269,7 +289,14 @@ export async function tradeHistory(db: Db, user: TradingUser, filter: HistoryFil
         pnl: sql<string>`coalesce(sum(${trades.realizedPnlMicros}), 0)`,
       })
       .from(trades)
-      .where(condition),
+      .where(condition);
+    return { totalTrades: row!.totalTrades, volumeMicros: Number(row!.volume), feesMicros: Number(row!.fees), realizedPnlMicros: Number(row!.pnl) };
+  };
+  const [rows, summary] = await Promise.all([
+    db.select().from(trades).where(condition).orderBy(desc(trades.createdAt), desc(trades.id)).limit(filter.limit).offset(filter.offset),
+    unfiltered
+      ? totalsOf(db, user).then((t) => ({ totalTrades: t.trades, volumeMicros: t.volumeMicros, feesMicros: t.feesMicros, realizedPnlMicros: t.realizedPnlMicros }))
+      : summed(),
   ]);
-  return { rows, summary: { totalTrades: summary!.totalTrades, volumeMicros: Number(summary!.volume), feesMicros: Number(summary!.fees), realizedPnlMicros: Number(summary!.pnl) } };
+  return { rows, summary };
 }

@@ -6,17 +6,22 @@
  * machine: on this shared VM a core's speed drifts by tens of percent within a minute, and a baseline
  * measured once at the start made the ratios a lottery. PostgreSQL backs the
  * server (a scratch database, seeded, with one funded account, users holding 10, 50 and 200
- * positions, and 64 users with paper venue credentials for the buy case).
+ * positions, 64 users with paper venue credentials for the buy case, 8 accounts the company case
+ * rotates over, an account with BENCH_USAGE_ROWS (1,000,000) usage rows and a user with
+ * BENCH_TRADES (10,000) trades for the reads whose cost must not grow with history).
  *
  *   BENCH_DATABASE_URL   admin connection (default postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_SECONDS        measured seconds per case (default 10); BENCH_CONNECTIONS (default 64)
- *   BENCH_ONLY           run only cases whose name contains this text
+ *   BENCH_ONLY           run only cases whose name contains this text (or one of several, comma-separated)
  *   METRICS_ENABLED      passed to the server (false: without request metrics)
+ *   BENCH_REUSE=1        reuse the database the last run prepared (its keys are kept in the temp directory)
+ *   BENCH_USAGE_ROWS, BENCH_TRADES   the heavy account's usage rows (1,000,000) and the heavy user's trades (10,000)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { openDatabase } from '../../db/client.ts';
 import { seedDatabase } from '../../seeds/index.ts';
@@ -61,8 +66,47 @@ const userWith = (count: number) => `0x${count.toString(16).padStart(40, '0')}`;
 /** Distinct users for the buy case: one user's buys serialize on its venue account, many users' do not. */
 const BUYERS = Array.from({ length: 64 }, (_, i) => `0x${(0xb0000 + i).toString(16).padStart(40, '0')}`);
 
-/** A fresh database with the seed data, a funded account, users holding 10/50/200 positions, and 64 buyers. */
-async function prepare(): Promise<{ apiKey: string }> {
+/** Accounts the company case rotates over (one key each), and the heavy readers' rows. */
+const ROTATED_ACCOUNTS = 8;
+const HEAVY_USAGE_ROWS = Number(process.env.BENCH_USAGE_ROWS ?? 1_000_000);
+const HEAVY_TRADES = Number(process.env.BENCH_TRADES ?? 10_000);
+const HEAVY_TRADER = `0x${'7'.repeat(40)}`;
+
+interface Prepared {
+  apiKey: string;
+  /** One key per rotated account. */
+  rotatedKeys: string[];
+  /** The key of the account with HEAVY_USAGE_ROWS usage rows. */
+  heavyKey: string;
+}
+
+/**
+ * An account with `rows` usage rows over the last 90 days (four paths), written directly, with the
+ * cells, running totals and credit that billing would have left: what a heavy customer's history looks like.
+ */
+async function heavyUsageAccount(db: Awaited<ReturnType<typeof openDatabase>>['db'], rows: number): Promise<string> {
+  await ensureAccount(db, 'heavy');
+  const { key, id } = await createApiKey(db, { accountId: 'heavy', name: 'heavy' });
+  const run = postgres(benchUrl, { max: 1, onnotice: () => {} });
+  await run.unsafe(`
+    insert into usage_records (id, account_id, api_key_id, method, path, cost_micros, request_id, billed_to, created_at)
+    select 'use_heavy_' || g, 'heavy', '${id}', 'GET', (array['/api/billing', '/api/private-companies/1', '/api/usage', '/trpc/billing.get'])[1 + g % 4],
+           case when g % 4 = 1 then 20000 else 2000 end, 'req_heavy_' || g, 'balance', now() - make_interval(secs => (g::double precision * 90 * 86400 / ${rows}))
+      from generate_series(1, ${rows}) g`);
+  await run.unsafe(`
+    insert into usage_hours (account_id, hour, key_id, path, requests, cost_micros)
+    select account_id, date_trunc('hour', created_at, 'UTC'), api_key_id, path, count(*), sum(cost_micros) from usage_records where account_id = 'heavy' group by 1, 2, 3, 4`);
+  const [used] = await run.unsafe(`select count(*)::bigint as n, sum(cost_micros)::bigint as cost from usage_records where account_id = 'heavy'`);
+  await run.unsafe(`update accounts set usage_count = ${used!.n}, usage_cost_micros = ${used!.cost} where id = 'heavy'`);
+  await run.end();
+  // What those requests paid, and plenty more: balance = credits − Σ usage.
+  await creditAccount(db, { accountId: 'heavy', amountMicros: Number(used!.cost) + 1_000_000 * 1_000_000, reference: 'heavy' });
+  await db.execute(sql`update accounts set balance_micros = balance_micros - ${Number(used!.cost)} where id = 'heavy'`);
+  return key;
+}
+
+/** A fresh database with the seed data, a funded account, users holding 10/50/200 positions, 64 buyers, 8 rotated accounts, a 1M-row usage history and a 10,000-trade user. */
+async function prepare(): Promise<Prepared> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.unsafe(`CREATE DATABASE ${dbName}`);
@@ -90,12 +134,28 @@ async function prepare(): Promise<{ apiKey: string }> {
     }
   }
   for (const buyer of BUYERS) await enrol(buyer);
+  const rotatedKeys: string[] = [];
+  for (let i = 0; i < ROTATED_ACCOUNTS; i++) {
+    await ensureAccount(database.db, `rotated-${i}`);
+    await creditAccount(database.db, { accountId: `rotated-${i}`, amountMicros: 1_000_000_000 * 1_000_000, reference: `rotated-${i}` });
+    rotatedKeys.push((await createApiKey(database.db, { accountId: `rotated-${i}`, name: 'rotated' })).key);
+  }
+  console.log(`writing ${HEAVY_USAGE_ROWS} usage rows …`);
+  const heavyKey = await heavyUsageAccount(database.db, HEAVY_USAGE_ROWS);
+  // A trader with HEAVY_TRADES trades: buys of a 7-band event (7 trades each), through the real buy path.
+  console.log(`making ${HEAVY_TRADES} trades …`);
+  await enrol(HEAVY_TRADER);
+  for (let trades = 0; trades < HEAVY_TRADES; ) {
+    const res = await post(HEAVY_TRADER, '/api/trading/buy', { eventId: events[trades % events.length], side: trades % 2 ? 'LONG' : 'SHORT', amount: 60 });
+    if (res.status !== 200) throw new Error(`seeding trades: buy answered ${res.status} ${await res.text()}`);
+    trades += ((await res.json()) as { orders?: unknown[] }).orders?.length ?? 7;
+  }
   await database.close();
   // Statistics for the rows just written, as autovacuum would gather them within a minute or so.
   const analyze = postgres(benchUrl, { max: 1, onnotice: () => {} });
   await analyze.unsafe('ANALYZE');
   await analyze.end();
-  return { apiKey: key };
+  return { apiKey: key, rotatedKeys, heavyKey };
 }
 
 function serverEnv(port: number): Record<string, string> {
@@ -172,6 +232,8 @@ interface Case {
   headers?: Record<string, string>;
   /** x-user-id rotates over these, one per request. */
   users?: string[];
+  /** x-api-key rotates over these, one per request (several accounts). */
+  keys?: string[];
   /** Measured slices (default SLICES). One long slice for cases whose latency exceeds a short one. */
   slices?: number;
 }
@@ -190,10 +252,12 @@ function wrk(c: Case, url: string, duration: number): Result {
     lines.push(`wrk.headers["content-type"] = "application/json"`);
     lines.push(`wrk.body = ${JSON.stringify(JSON.stringify(c.body))}`);
   }
-  if (c.users) {
-    lines.push(`local users = { ${c.users.map((u) => JSON.stringify(u)).join(', ')} }`);
+  const rotations = [...(c.users ? [['x-user-id', c.users] as const] : []), ...(c.keys ? [['x-api-key', c.keys] as const] : [])];
+  if (rotations.length) {
     lines.push('local n = 0');
-    lines.push('request = function() n = n + 1; wrk.headers["x-user-id"] = users[(n % #users) + 1]; return wrk.format() end');
+    rotations.forEach(([, values], i) => lines.push(`local r${i} = { ${values.map((v) => JSON.stringify(v)).join(', ')} }`));
+    const sets = rotations.map(([header], i) => `wrk.headers[${JSON.stringify(header)}] = r${i}[(n % #r${i}) + 1]`).join('; ');
+    lines.push(`request = function() n = n + 1; ${sets}; return wrk.format() end`);
   }
   const script = join(work, 'case.lua');
   writeFileSync(script, lines.join('\n'));
@@ -213,12 +277,15 @@ function wrk(c: Case, url: string, duration: number): Result {
   };
 }
 
-function cases(apiKey: string): Case[] {
+function cases({ apiKey, rotatedKeys, heavyKey }: Prepared): Case[] {
   const key = { 'x-api-key': apiKey };
+  const heavy = { 'x-api-key': heavyKey };
+  const trader = { ...key, 'x-user-id': HEAVY_TRADER };
   const user = (count: number) => ({ ...key, 'x-user-id': userWith(count) });
   const input = (value: unknown) => `?input=${encodeURIComponent(JSON.stringify(value))}`;
   const buy = { eventId: 'openai-ipo', side: 'LONG', amount: 40 };
   const list = { industry: 'Artificial Intelligence', sort: '-valuationUsd', limit: 20 };
+  const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
   return [
     { name: 'GET /api/pricing (no database)', transport: 'rest', path: '/api/pricing' },
     { name: 'GET /api/pricing (no database)', transport: 'trpc', path: '/trpc/pricing.get' },
@@ -226,8 +293,18 @@ function cases(apiKey: string): Case[] {
     { name: 'GET /api/trading/valuation (cached market data)', transport: 'trpc', path: `/trpc/tradingMarket.valuation${input({ eventSlug: 'openai-ipo' })}` },
     { name: 'GET /api/trading/valuation/all', transport: 'rest', path: '/api/trading/valuation/all' },
     { name: 'GET /api/trading/valuation/all', transport: 'trpc', path: '/trpc/tradingMarket.valuationAll' },
-    { name: 'GET /api/private-companies/:id (billed, PostgreSQL)', transport: 'rest', path: '/api/private-companies/1', headers: key },
-    { name: 'GET /api/private-companies/:id (billed, PostgreSQL)', transport: 'trpc', path: `/trpc/privateCompanies.byId${input({ id: 1 })}`, headers: key },
+    { name: 'GET /api/private-companies/:id (billed, one account)', transport: 'rest', path: '/api/private-companies/1', headers: key },
+    { name: 'GET /api/private-companies/:id (billed, one account)', transport: 'trpc', path: `/trpc/privateCompanies.byId${input({ id: 1 })}`, headers: key },
+    { name: `GET /api/private-companies/:id (billed, ${ROTATED_ACCOUNTS} accounts)`, transport: 'rest', path: '/api/private-companies/1', keys: rotatedKeys },
+    // After the cases above, the bench account has made well over 30,000 billed calls.
+    { name: 'GET /api/usage?limit=1 (the account above, ≥ 30,000 calls)', transport: 'rest', path: '/api/usage?limit=1', headers: key },
+    { name: `GET /api/usage?limit=1 (${HEAVY_USAGE_ROWS.toLocaleString('en')} usage rows)`, transport: 'rest', path: '/api/usage?limit=1', headers: heavy },
+    { name: 'GET /api/usage?limit=100 (last week, filtered total)', transport: 'rest', path: `/api/usage?limit=100&from=${weekAgo}`, headers: heavy },
+    { name: 'GET /api/usage/summary (days, the whole history)', transport: 'rest', path: '/api/usage/summary', headers: heavy },
+    { name: 'GET /api/usage/summary (hours, last week)', transport: 'rest', path: `/api/usage/summary?bucket=hour&from=${weekAgo}`, headers: heavy },
+    { name: `GET /api/trading/history (${HEAVY_TRADES.toLocaleString('en')} trades)`, transport: 'rest', path: '/api/trading/history?limit=50', headers: trader },
+    { name: `GET /api/trading/positions (${HEAVY_TRADES.toLocaleString('en')} trades)`, transport: 'rest', path: '/api/trading/positions', headers: trader },
+    { name: `GET /api/trading/orders (${HEAVY_TRADES.toLocaleString('en')} trades)`, transport: 'rest', path: '/api/trading/orders?limit=50', headers: trader },
     { name: 'GET /api/private-companies filtered (billed)', transport: 'rest', path: '/api/private-companies?industry=Artificial%20Intelligence&sort=-valuationUsd&limit=20', headers: key },
     { name: 'GET /api/private-companies filtered (billed)', transport: 'trpc', path: `/trpc/privateCompanies.list${input(list)}`, headers: key },
     ...POSITION_COUNTS.map((count): Case => ({ name: `GET /api/trading/positions (${count} positions, billed)`, transport: 'rest', path: '/api/trading/positions', headers: user(count) })),
@@ -238,10 +315,27 @@ function cases(apiKey: string): Case[] {
   ];
 }
 
+/** Which migrations a prepared database has: a reused one must have them all. */
+function migrationsStamp(): string {
+  return readFileSync(new URL('../../db/migrations/meta/_journal.json', import.meta.url), 'utf8').length.toString();
+}
+
 async function main() {
   requireTools();
-  console.log(`preparing PostgreSQL database ${dbName} …`);
-  const { apiKey } = await prepare();
+  // BENCH_REUSE=1: the database and keys of the last run (kept beside it), when the migrations match.
+  const keptFile = join(tmpdir(), `${dbName}.json`);
+  let prepared: Prepared | undefined;
+  if (process.env.BENCH_REUSE === '1') {
+    try {
+      const kept = JSON.parse(readFileSync(keptFile, 'utf8')) as Prepared & { migrations: string };
+      if (kept.migrations === migrationsStamp()) prepared = kept;
+    } catch {}
+  }
+  if (!prepared) {
+    console.log(`preparing PostgreSQL database ${dbName} …`);
+    prepared = await prepare();
+    writeFileSync(keptFile, JSON.stringify({ ...prepared, migrations: migrationsStamp() }));
+  } else console.log(`reusing PostgreSQL database ${dbName} (BENCH_REUSE=1)`);
 
   const barePath = join(work, 'bare.ts');
   writeFileSync(barePath, `Bun.serve({ port: Number(process.env.PORT), hostname: '127.0.0.1', fetch: (r) => new URL(r.url).pathname === '/healthz' ? new Response('ok') : Response.json({ hello: 'world' }) });`);
@@ -255,8 +349,8 @@ async function main() {
   const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
   const bareSlices: Result[] = [];
   let peakRss = 0;
-  for (const c of cases(apiKey)) {
-    if (only && !c.name.includes(only)) continue;
+  for (const c of cases(prepared)) {
+    if (only && !only.split(',').some((part) => c.name.includes(part))) continue;
     wrk(c, server.url, 3);
     // Interleaved: `SLICES` pairs of (bare, case), so both are measured under the same machine
     // conditions (on a shared VM the speed of a core drifts by tens of percent within a minute).

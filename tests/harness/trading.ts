@@ -4,7 +4,7 @@
  */
 import { expect } from 'bun:test';
 import { and, eq, inArray } from 'drizzle-orm';
-import { orders, positionBands, positions, trades } from '../../db/schema.ts';
+import { orders, positionBands, positions, trades, tradingTotals } from '../../db/schema.ts';
 import type { VenueCredentials } from '../../server/venues/venue.ts';
 import { ledgerOf } from './trading-venue.ts';
 import type { TestApp } from './app.ts';
@@ -113,5 +113,23 @@ export async function expectBooksAgree(t: TestApp, who: Trader, startingMicros =
     if (b.sharesMicros === 0) expect(b.costMicros).toBe(0);
   }
   if (!orderRows.some((o) => o.status === 'PENDING')) for (const b of bandRows) expect(b.reservedMicros).toBe(0);
+  // The user's running totals (trading_totals, kept by triggers) are its rows counted and summed.
+  const [totals] = await db.select().from(tradingTotals).where(and(eq(tradingTotals.accountId, who.account.accountId), eq(tradingTotals.userId, who.userId)));
+  const sum = (pick: (r: (typeof tradeRows)[number]) => number) => tradeRows.reduce((s, r) => s + pick(r), 0);
+  const count = <T extends { status: string }>(rows: T[], status: string) => rows.filter((r) => r.status === status).length;
+  expect(totals ?? { positionsPending: 0, positionsOpen: 0, positionsClosed: 0, positionsSettled: 0, ordersPending: 0, ordersMatched: 0, ordersCancelled: 0, ordersRejected: 0, trades: 0, volumeMicros: 0, feesMicros: 0, realizedPnlMicros: 0 }).toMatchObject({
+    positionsPending: count(positionRows, 'pending'),
+    positionsOpen: count(positionRows, 'open'),
+    positionsClosed: count(positionRows, 'closed'),
+    positionsSettled: count(positionRows, 'settled'),
+    ordersPending: count(orderRows, 'PENDING'),
+    ordersMatched: count(orderRows, 'MATCHED'),
+    ordersCancelled: count(orderRows, 'CANCELLED'),
+    ordersRejected: count(orderRows, 'REJECTED'),
+    trades: tradeRows.length,
+    volumeMicros: sum((r) => r.amountMicros),
+    feesMicros: sum((r) => r.feesMicros),
+    realizedPnlMicros: sum((r) => r.realizedPnlMicros),
+  });
   return { positions: positionRows, orders: orderRows, trades: tradeRows };
 }
