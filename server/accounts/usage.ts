@@ -6,7 +6,7 @@
  * cells (usage_hours) for the whole hours of the range and counts rows only in its partial first and
  * last hours (docs/decisions.md §4, "Reads that do not grow with history").
  */
-import { and, eq, gte, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql, resultRows } from '../../db/prepared.ts';
 import { apiKeys, usageRecords } from '../../db/schema.ts';
@@ -57,6 +57,13 @@ function pieces(f: UsageFilter): { stored: { from: Date | null; to: Date | null 
 }
 
 /**
+ * An instant as a timestamptz parameter. The hour after the latest instant the API accepts
+ * (9999-12-31T23:59:59.999Z) is in year 10000, which toISOString writes as "+010000-…" and PostgreSQL
+ * does not read: it is past every row, so it is `infinity`.
+ */
+const instant = (d: Date) => sql`${d.getUTCFullYear() > 9999 ? 'infinity' : d.toISOString()}::timestamptz`;
+
+/**
  * The filtered usage as cells (hour, key, path, requests, cost): the stored cells of the whole hours,
  * and the rows of the partial ones summed the same way. Every total and summary is a sum over these.
  */
@@ -65,14 +72,14 @@ function cellsSql(f: UsageFilter): SQL {
   const parts: SQL[] = [];
   if (stored) {
     const where: SQL[] = [sql`account_id = ${f.accountId}`, sql`requests <> 0`];
-    if (stored.from) where.push(sql`hour >= ${stored.from.toISOString()}::timestamptz`);
-    if (stored.to) where.push(sql`hour < ${stored.to.toISOString()}::timestamptz`);
+    if (stored.from) where.push(sql`hour >= ${instant(stored.from)}`);
+    if (stored.to) where.push(sql`hour < ${instant(stored.to)}`);
     if (f.keyId) where.push(sql`key_id = ${f.keyId}`);
     if (f.path) where.push(sql`path = ${f.path}`);
     parts.push(sql`select hour, key_id, path, requests, cost_micros from usage_hours where ${sql.join(where, sql` and `)}`);
   }
   if (loose.length) {
-    const within = or(...loose.map(([from, to, end]) => and(gte(usageRecords.createdAt, from), end === 'to-inclusive' ? lte(usageRecords.createdAt, to) : lt(usageRecords.createdAt, to))));
+    const within = or(...loose.map(([from, to, end]) => sql`(created_at >= ${instant(from)} and created_at ${sql.raw(end === 'to-inclusive' ? '<=' : '<')} ${instant(to)})`));
     parts.push(sql`
       select date_trunc('hour', created_at, 'UTC') as hour, coalesce(api_key_id, '') as key_id, path, count(*) as requests, sum(cost_micros) as cost_micros
         from usage_records

@@ -18,9 +18,9 @@
  *
  * Amounts are USD as the API shows them (micro-USD / 10^6), shares likewise.
  */
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { positionBands, positions, trades } from '../../db/schema.ts';
+import type { positionBands, positions } from '../../db/schema.ts';
 import { resultRows } from '../../db/prepared.ts';
 import { newId } from '../lib/ids.ts';
 import { MICROS_PER_USD, microRatio, microsToUsd } from '../lib/money.ts';
@@ -83,20 +83,18 @@ export function orderEventRows(eventId: SQL): SQL {
  * realised P&L so far; `closeReason` on a close: `sold`, `tokens-gone` (positions/sync) or `buy-failed`
  * (a buy that did not fill every band, unwound).
  */
-export async function emitPositionStatus(tx: Db, positionId: string, type: 'position.opened' | 'position.closed'): Promise<void> {
-  const [position] = await tx.select().from(positions).where(eq(positions.id, positionId));
-  if (!position) return;
-  const bands = await tx.select().from(positionBands).where(eq(positionBands.positionId, positionId)).orderBy(asc(positionBands.bandIndex));
-  const [realized] = await tx
-    .select({ micros: sql<string>`coalesce(sum(${trades.realizedPnlMicros}), 0)` })
-    .from(trades)
-    .where(and(eq(trades.positionId, positionId), inArray(trades.action, ['SELL', 'SETTLE'])));
+export async function emitPositionStatus(
+  tx: Db,
+  record: { position: typeof positions.$inferSelect; bands: (typeof positionBands.$inferSelect)[]; realizedPnlMicros: number },
+  type: 'position.opened' | 'position.closed',
+): Promise<void> {
+  const { position, bands } = record;
   const sum = (pick: (b: (typeof bands)[number]) => number) => bands.reduce((s, b) => s + pick(b), 0);
   const target = sum((b) => b.targetMicros);
   const units = (shares: number) => (target === 0 ? 0 : Number((BigInt(position.unitsMicros) * BigInt(shares)) / BigInt(target)));
   const bought = units(sum((b) => b.boughtMicros));
   const data: Record<string, unknown> = {
-    positionId,
+    positionId: position.id,
     eventId: position.eventId,
     userId: position.userId,
     side: position.side,
@@ -104,7 +102,7 @@ export async function emitPositionStatus(tx: Db, positionId: string, type: 'posi
     size: microsToUsd(units(sum((b) => b.sharesMicros))),
     cost: microsToUsd(sum((b) => b.costMicros)),
     entryPrice: microRatio(sum((b) => b.entryCostMicros), bought),
-    realizedPnl: microsToUsd(Number(realized?.micros ?? 0)),
+    realizedPnl: microsToUsd(record.realizedPnlMicros),
     floorL: position.floorL,
     floorS: position.floorS,
   };

@@ -8,9 +8,9 @@ import type { Db } from '../../db/client.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { TradingHandles } from './handles.ts';
 import { proceedsOfSale, type BookLevel, type VenueRules } from '../valuation/index.ts';
-import type { OrderBook, Venue, VenueCredentials, VenueOrder } from '../venues/venue.ts';
+import type { OrderBook, Venue, VenueCredentials } from '../venues/venue.ts';
 import {
-  applyOrderOutcome,
+  applyOrderOutcomes,
   loadPosition,
   markBuyFailed,
   outcomeOf,
@@ -18,6 +18,7 @@ import {
   refusal,
   settleStatus,
   type NewOrder,
+  type OrderOutcome,
   type OrderRow,
   type PositionBandRow,
   type PositionRow,
@@ -54,12 +55,13 @@ const REFUSAL_REASONS: Record<string, string> = {
   BAD_REQUEST: 'invalid',
 };
 
-/** Sends one recorded order and applies its outcome; an unknown outcome leaves it PENDING. */
-export async function placeOrder(execution: Execution, credentials: VenueCredentials, order: OrderRow & { refusedLocally?: string }) {
-  if (order.refusedLocally) {
-    await applyOrderOutcome(execution.db, order.id, refusal(order.refusedLocally));
-    return;
-  }
+/**
+ * What the venue says of one recorded order once it is sent: its outcome, a refusal, or null when the
+ * venue cannot say (a timeout, a network error, and then one status check that could not say either):
+ * the order stays PENDING and orders/sync settles it later.
+ */
+async function sendOrder(execution: Execution, credentials: VenueCredentials, order: OrderRow & { refusedLocally?: string }): Promise<OrderOutcome | null> {
+  if (order.refusedLocally) return refusal(order.refusedLocally);
   try {
     const placed = await callVenue(`order ${order.id}`, execution.timeoutMs, () =>
       execution.venue.placeOrder(credentials, {
@@ -72,26 +74,25 @@ export async function placeOrder(execution: Execution, credentials: VenueCredent
         timeInForce: order.purpose === 'open' ? 'FOK' : 'FAK',
       }),
     );
-    await applyOrderOutcome(execution.db, order.id, outcomeOf(placed));
+    return outcomeOf(placed);
   } catch (error) {
-    if (isDefiniteRefusal(error)) {
-      await applyOrderOutcome(execution.db, order.id, refusal(REFUSAL_REASONS[error.apiCode] ?? 'rejected'));
-      return;
-    }
+    if (isDefiniteRefusal(error)) return refusal(REFUSAL_REASONS[error.apiCode] ?? 'rejected');
     execution.logger.warn('order outcome unknown; asking the venue', { orderId: order.id, error: errorMessage(error) });
-    // One status check now; if the venue cannot say either, orders/sync settles it later.
-    await refreshOrder(execution, credentials, order).catch(() => undefined);
+    const seen = await callVenue(`the status of order ${order.id}`, execution.timeoutMs, () => execution.venue.getOrder(credentials, order.id)).catch(() => null);
+    return seen && outcomeOf(seen);
   }
 }
 
-export const placeAll = (execution: Execution, credentials: VenueCredentials, orders: (OrderRow & { refusedLocally?: string })[]) =>
-  Promise.all(orders.map((o) => placeOrder(execution, credentials, o)));
-
-/** The venue's view of a PENDING order, applied. Null when the venue never received it. */
-export async function refreshOrder(execution: Execution, credentials: VenueCredentials, order: OrderRow): Promise<VenueOrder | null> {
-  const seen = await callVenue(`the status of order ${order.id}`, execution.timeoutMs, () => execution.venue.getOrder(credentials, order.id));
-  if (seen) await applyOrderOutcome(execution.db, order.id, outcomeOf(seen));
-  return seen;
+/**
+ * Sends the recorded orders (all at once) and applies the outcomes the venue reported, together: one
+ * statement for the orders of a buy or a sale (applyOrderOutcomes).
+ */
+export async function placeAll(execution: Execution, credentials: VenueCredentials, orders: (OrderRow & { refusedLocally?: string })[]) {
+  const outcomes = await Promise.all(orders.map((o) => sendOrder(execution, credentials, o)));
+  await applyOrderOutcomes(
+    execution.db,
+    orders.flatMap((order, i) => (outcomes[i] ? [{ order, outcome: outcomes[i] }] : [])),
+  );
 }
 
 export interface PlannedSale {

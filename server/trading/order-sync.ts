@@ -47,7 +47,7 @@ export async function syncOrders(services: TradingHandles, user: TradingUser) {
           const cancelled = await callVenue(`cancelling order ${order.id}`, execution.timeoutMs, () => execution.venue.cancelOrder(credentials, order.id));
           outcome = cancelled ? outcomeOf(cancelled) : { status: 'CANCELLED', filledMicros: 0, notionalMicros: 0, feesMicros: 0, reason: 'never-sent' };
         }
-        if (outcome && (await applyOrderOutcome(execution.db, order.id, outcome))) {
+        if (outcome && (await applyOrderOutcome(execution.db, order, outcome))) {
           changes.push({ id: order.id, previousStatus: 'PENDING', currentStatus: outcome.status });
         }
       } catch (error) {

@@ -12,6 +12,7 @@ import { createRedemptionChain } from '../chain/redemption-chain.ts';
 import { PolymarketVenue } from './polymarket/venue.ts';
 import type { Venue } from './venue.ts';
 import { parseLadderTokenId } from '../valuation/index.ts';
+import { coalesced } from '../lib/coalesce.ts';
 
 /** The venue named by VENUE. The paper venue centres its books on the bands' seed prices. */
 export function createVenue(config: Config, db: Db, now?: () => number): Venue {
@@ -44,7 +45,8 @@ export function createVenue(config: Config, db: Db, now?: () => number): Venue {
     startingBalanceMicros: config.paper.startingBalanceMicros,
     seed: config.paper.seed,
     drift: config.paper.drift,
-    referencePrices: async (tokenIds) => {
+    // The orders of one buy, sent together, read their prices in one statement (coalesce.ts).
+    referencePrices: coalesced(async (tokenIds) => {
       if (!tokenIds.length) return new Map();
       const thresholds = tokenIds.map(parseLadderTokenId).filter((t) => t?.outcome === 'yes').map((t) => t!.bandId);
       // Prepared: every paper order reads its token's price (a fresh book per order). A band's token is
@@ -57,6 +59,6 @@ export function createVenue(config: Config, db: Db, now?: () => number): Venue {
           where t.id = any(${sql.placeholder('thresholds')}::text[]) group by t.id`);
       const rows = await statement.execute({ ids: tokenIds, thresholds });
       return new Map(rows.map((r) => [r.id, Number(r.seed_price)]));
-    },
+    }),
   });
 }

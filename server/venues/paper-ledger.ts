@@ -1,9 +1,10 @@
 /**
  * The paper venue's trading: marketable orders filled against the paper books, settled in the paper
  * ledger (db/tables/paper.ts). A fill walks the book's levels within the limit price, so size costs
- * more per share. Each order is one statement: the order row (unique per client order id, so a
- * retried placement returns the first result), and collateral and shares moved by conditional writes.
- * Orders of one account are serialised on its account row. A paper account is its owner's,
+ * more per share. Each order is one call of one database function (the order row, unique per client
+ * order id, so a retried placement returns the first result; collateral and shares moved by
+ * conditional writes), and the orders an account sends together are one statement. Orders of one
+ * account are serialised on its account row. A paper account is its owner's,
  * (account id, user id): every statement here filters by both.
  */
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
@@ -76,88 +77,54 @@ function quote(book: OrderBook, order: MarketableOrder, rules: VenueRules): { re
   return { shares, amountMicros: order.side === 'BUY' ? costToBuy(levels, shares)! : proceedsOfSale(levels, shares).proceeds };
 }
 
+/** One order to place, priced: what the book gave it (quote) and the order row's id. */
+export interface PricedPaperOrder {
+  order: MarketableOrder;
+  book: OrderBook;
+}
+
 /**
- * Places one order on the ledger in ONE statement (it was a seven-round-trip transaction):
- *  - the account row is locked first, so buys (account → holding) and sells (holding → account) of one
- *    account never lock in opposite orders and deadlock, and its orders run one after another;
- *  - an order already placed under this client order id is answered as it was (a retried placement);
- *    one placed concurrently makes the insert fail on the unique index, which rolls back the whole
- *    statement (no money moves) — the caller then reads the winner's result;
- *  - a fill moves collateral and shares by conditional writes (`>=`), and when the condition fails
- *    the order is recorded REJECTED (insufficient balance or shares) with nothing moved.
+ * Places orders of ONE paper account in one statement, in the order given: `paper_place_order`
+ * (db/migrations/0029_paper_place_order.sql) per order, each call seeing what the previous ones
+ * changed. Per order it is what one statement per order did: the account row locked first, an order
+ * already placed under its client order id answered as it was (a retried placement), a fill moving
+ * collateral and shares by conditional writes (`>=`) or the order recorded REJECTED with nothing
+ * moved. An order placed concurrently under the same client order id fails the whole statement (the
+ * unique index), so nothing of it happened; the caller then places the orders one by one.
  */
-export async function placePaperOrder(db: Db, owner: VenueOwner, book: OrderBook, order: MarketableOrder, rules: VenueRules): Promise<VenueOrder> {
-  const statement = preparedSql<OrderFields>(
+export async function placePaperOrders(db: Db, owner: VenueOwner, priced: PricedPaperOrder[], rules: VenueRules): Promise<Map<PricedPaperOrder, VenueOrder>> {
+  const statement = preparedSql<OrderFields & { ord: number }>(
     db,
-    'place_paper_order',
+    'place_paper_orders',
     sql`
-      with account as (
-        select account_id, user_id from paper_accounts
-         where account_id = ${sql.placeholder('accountId')}::text and user_id = ${sql.placeholder('userId')}::text for update
-      ), earlier as (
-        select id, client_order_id as "clientOrderId", token_id as "tokenId", side, status, requested_micros as "requestedMicros",
-               filled_micros as "filledMicros", notional_micros as "notionalMicros", reason
-          from paper_orders
-         where account_id = ${sql.placeholder('accountId')}::text and user_id = ${sql.placeholder('userId')}::text
-           and client_order_id = ${sql.placeholder('clientOrderId')}::text
-      ), proceed as (
-        select account_id, user_id from account where not exists (select 1 from earlier)
-      ), debit as (
-        update paper_accounts a set collateral_micros = a.collateral_micros - ${sql.placeholder('amount')}::bigint
-          from proceed
-         where ${sql.placeholder('refused')}::text is null and ${sql.placeholder('side')}::text = 'BUY'
-           and a.account_id = proceed.account_id and a.user_id = proceed.user_id and a.collateral_micros >= ${sql.placeholder('amount')}::bigint
-        returning a.account_id, a.user_id
-      ), bought as (
-        insert into paper_holdings (account_id, user_id, token_id, shares_micros)
-        select account_id, user_id, ${sql.placeholder('tokenId')}::text, ${sql.placeholder('shares')}::bigint from debit
-        on conflict (account_id, user_id, token_id) do update set shares_micros = paper_holdings.shares_micros + excluded.shares_micros
-        returning account_id
-      ), taken as (
-        update paper_holdings h set shares_micros = h.shares_micros - ${sql.placeholder('shares')}::bigint
-          from proceed
-         where ${sql.placeholder('refused')}::text is null and ${sql.placeholder('side')}::text = 'SELL'
-           and h.account_id = proceed.account_id and h.user_id = proceed.user_id and h.token_id = ${sql.placeholder('tokenId')}::text
-           and h.shares_micros >= ${sql.placeholder('shares')}::bigint
-        returning h.account_id, h.user_id
-      ), sold as (
-        update paper_accounts a set collateral_micros = a.collateral_micros + ${sql.placeholder('amount')}::bigint
-          from taken
-         where a.account_id = taken.account_id and a.user_id = taken.user_id
-        returning a.account_id
-      ), outcome as (
-        select case when ${sql.placeholder('refused')}::text is not null then ${sql.placeholder('refused')}::text
-                    when exists (select 1 from debit) or exists (select 1 from taken) then null
-                    when ${sql.placeholder('side')}::text = 'BUY' then 'insufficient-balance'
-                    else 'insufficient-shares' end as reason
-      ), placed as (
-        insert into paper_orders (id, account_id, user_id, client_order_id, token_id, side, requested_micros, filled_micros, notional_micros, status, reason)
-        select ${sql.placeholder('id')}::text, proceed.account_id, proceed.user_id, ${sql.placeholder('clientOrderId')}::text, ${sql.placeholder('tokenId')}::text,
-               ${sql.placeholder('side')}::text, ${sql.placeholder('requested')}::bigint,
-               case when outcome.reason is null then ${sql.placeholder('shares')}::bigint else 0 end,
-               case when outcome.reason is null then ${sql.placeholder('amount')}::bigint else 0 end,
-               case when outcome.reason is null then 'MATCHED' else 'REJECTED' end, outcome.reason
-          from proceed, outcome
-        returning id, client_order_id as "clientOrderId", token_id as "tokenId", side, status, requested_micros as "requestedMicros",
-               filled_micros as "filledMicros", notional_micros as "notionalMicros", reason
-      )
-      select * from placed union all select * from earlier`,
+      select o.ord, r.* from jsonb_to_recordset(${sql.placeholder('orders')}::jsonb)
+        as o(ord int, client_order_id text, token_id text, side text, requested bigint, refused text, shares bigint, amount bigint, id text)
+       cross join lateral paper_place_order(${sql.placeholder('accountId')}::text, ${sql.placeholder('userId')}::text, o.client_order_id,
+             o.token_id, o.side, o.requested, o.refused, o.shares, o.amount, o.id) r
+       order by o.ord`,
   );
-  const quoted = quote(book, order, rules);
-  const [row] = await statement.execute({
+  const rows = await statement.execute({
     accountId: owner.accountId,
     userId: owner.userId,
-    clientOrderId: order.clientOrderId,
-    tokenId: order.tokenId,
-    side: order.side,
-    requested: order.sharesMicros,
-    refused: 'refused' in quoted ? quoted.refused : null,
-    shares: 'refused' in quoted ? 0 : quoted.shares,
-    amount: 'refused' in quoted ? 0 : quoted.amountMicros,
-    id: newId('ord'),
+    orders: JSON.stringify(
+      priced.map(({ order, book }, ord) => {
+        const quoted = quote(book, order, rules);
+        return {
+          ord,
+          client_order_id: order.clientOrderId,
+          token_id: order.tokenId,
+          side: order.side,
+          requested: order.sharesMicros,
+          refused: 'refused' in quoted ? quoted.refused : null,
+          shares: 'refused' in quoted ? 0 : quoted.shares,
+          amount: 'refused' in quoted ? 0 : quoted.amountMicros,
+          id: newId('ord'),
+        };
+      }),
+    ),
   });
-  if (!row) throw new Error(`the paper account of user ${owner.userId} in account ${owner.accountId} does not exist`);
-  return toVenueOrder(row);
+  if (rows.length !== priced.length) throw new Error(`the paper account of user ${owner.userId} in account ${owner.accountId} does not exist`);
+  return new Map(rows.map((row) => [priced[Number(row.ord)]!, toVenueOrder(row)]));
 }
 
 export async function findPaperOrder(db: Db, owner: VenueOwner, clientOrderId: string): Promise<VenueOrder | null> {

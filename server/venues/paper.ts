@@ -8,7 +8,8 @@ import { ApiError } from '../errors.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import { ladderTokenId, parseLadderTokenId } from '../valuation/index.ts';
 import { mirrorBook, paperBook, type TickRule } from './paper-book.ts';
-import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, payPaperSettlement, placePaperOrder } from './paper-ledger.ts';
+import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, payPaperSettlement, placePaperOrders, type PricedPaperOrder } from './paper-ledger.ts';
+import { coalescedBy } from '../lib/coalesce.ts';
 import type { MarketableOrder, OrderBook, Redemption, Venue, VenueCredentials, VenueOrder, VenueOwner } from './venue.ts';
 
 /** The one API key the paper venue refuses, so INVALID_CREDENTIALS can be tested end to end. */
@@ -90,18 +91,33 @@ export class PaperVenue implements Venue {
     return { db, owner };
   }
 
+  /**
+   * The orders one account sends in the same turn (a buy's or a sale's, one per band) are placed by one
+   * statement (placePaperOrders). If it fails, each order is tried alone, so one order's trouble is its
+   * own: the same client order id placed concurrently means the other placement won, and its result
+   * is reported.
+   */
   async placeOrder(credentials: VenueCredentials, order: MarketableOrder): Promise<VenueOrder> {
     const { db, owner } = await this.account(credentials);
     const book = (await this.getOrderBooks([order.tokenId])).get(order.tokenId)!;
+    const priced = { order, book };
     try {
-      return await placePaperOrder(db, owner, book, order, this.rules);
-    } catch (error) {
-      // The same client order id placed concurrently: the other placement won; report its result.
-      const existing = await findPaperOrder(db, owner, order.clientOrderId);
-      if (existing) return existing;
-      throw error;
+      return (await this.placeTogether(`${owner.accountId}\n${owner.userId}`, [priced])).get(priced)!;
+    } catch {
+      try {
+        return (await placePaperOrders(db, owner, [priced], this.rules)).get(priced)!;
+      } catch (error) {
+        const existing = await findPaperOrder(db, owner, order.clientOrderId);
+        if (existing) return existing;
+        throw error;
+      }
     }
   }
+
+  private placeTogether = coalescedBy<PricedPaperOrder, VenueOrder>((group, priced) => {
+    const [accountId, userId] = group.split('\n') as [string, string];
+    return placePaperOrders(this.options.db!, { accountId, userId }, priced, this.rules);
+  });
 
   async getOrder(credentials: VenueCredentials, clientOrderId: string) {
     const { db, owner } = await this.account(credentials);

@@ -35,7 +35,7 @@ async function holding(shares: number, cost: number) {
     bands: [{ bandIndex: 0, bandId: 'records-band', targetMicros: shares }],
     orders: [{ bandIndex: 0, bandId: 'records-band', side: 'BUY', limitPriceMicros: 500_000, requestedMicros: shares }],
   });
-  expect(await applyOrderOutcome(db, buy!.id, filled(shares, cost))).toBe(true);
+  expect(await applyOrderOutcome(db, buy!, filled(shares, cost))).toBe(true);
   return { who, positionId };
 }
 
@@ -54,9 +54,9 @@ describe('applyOrderOutcome', () => {
   test('a fill is applied exactly once: a second report of it, or a PENDING one, changes nothing', async () => {
     const { who, positionId } = await holding(10_000_000, 4_000_000);
     const order = await sale(who, positionId, 4_000_000);
-    expect(await applyOrderOutcome(db, order.id, { ...filled(0, 0), status: 'PENDING' })).toBe(false);
-    expect(await applyOrderOutcome(db, order.id, filled(4_000_000, 2_000_000, 10_000))).toBe(true);
-    expect(await applyOrderOutcome(db, order.id, filled(4_000_000, 2_000_000, 10_000))).toBe(false);
+    expect(await applyOrderOutcome(db, order, { ...filled(0, 0), status: 'PENDING' })).toBe(false);
+    expect(await applyOrderOutcome(db, order, filled(4_000_000, 2_000_000, 10_000))).toBe(true);
+    expect(await applyOrderOutcome(db, order, filled(4_000_000, 2_000_000, 10_000))).toBe(false);
     expect(await bandOf(positionId)).toMatchObject({ sharesMicros: 6_000_000, reservedMicros: 0, costMicros: 2_400_000, boughtMicros: 10_000_000, entryCostMicros: 4_000_000 });
     const sold = (await tradesOf(positionId)).filter((t) => t.action === 'SELL');
     // 40% of the shares take 40% of the basis (1,600,000): realised = 2,000,000 − 10,000 − 1,600,000.
@@ -70,7 +70,7 @@ describe('applyOrderOutcome', () => {
   ])('a report of %s closes the order REJECTED with nothing filled and no trade', async (_, report) => {
     const { who, positionId } = await holding(10_000_000, 4_000_000);
     const order = await sale(who, positionId, 5_000_000);
-    expect(await applyOrderOutcome(db, order.id, report)).toBe(true);
+    expect(await applyOrderOutcome(db, order, report)).toBe(true);
     const [row] = await db.select().from(orders).where(eq(orders.id, order.id));
     expect(row).toMatchObject({ status: 'REJECTED', filledMicros: 0, notionalMicros: 0, feesMicros: 0, reason: 'implausible-venue-report', venueOrderId: report.venueOrderId, txHash: null, matchedAt: null });
     expect(await bandOf(positionId)).toMatchObject({ sharesMicros: 10_000_000, reservedMicros: 0, costMicros: 4_000_000 });
@@ -80,7 +80,7 @@ describe('applyOrderOutcome', () => {
   test('a refusal releases the reserved shares and records no trade', async () => {
     const { who, positionId } = await holding(10_000_000, 4_000_000);
     const order = await sale(who, positionId, 10_000_000);
-    expect(await applyOrderOutcome(db, order.id, refusal('no-liquidity'))).toBe(true);
+    expect(await applyOrderOutcome(db, order, refusal('no-liquidity'))).toBe(true);
     expect(await bandOf(positionId)).toMatchObject({ sharesMicros: 10_000_000, reservedMicros: 0, costMicros: 4_000_000 });
     expect((await db.select().from(orders).where(eq(orders.id, order.id)))[0]).toMatchObject({ status: 'REJECTED', reason: 'no-liquidity' });
   });
@@ -95,10 +95,10 @@ describe('applyOrderOutcome', () => {
     const second = await sale(who, positionId, 2_000_000);
     let secondApplied: Promise<boolean> | undefined;
     await db.transaction(async (tx) => {
-      await applyOrderOutcome(tx as unknown as Db, first.id, filled(1_000_000, 400_000));
+      await applyOrderOutcome(tx as unknown as Db, first, filled(1_000_000, 400_000));
       // On PostgreSQL this waits for the band row the open transaction holds (PGlite, one
       // connection, runs it after the commit): either way it must see the first sale.
-      secondApplied = applyOrderOutcome(db, second.id, filled(2_000_000, 800_000));
+      secondApplied = applyOrderOutcome(db, second, filled(2_000_000, 800_000));
       await Bun.sleep(engine === 'postgres' ? 150 : 0);
     });
     expect(await secondApplied).toBe(true);
