@@ -1,5 +1,6 @@
-import { asc, eq, inArray } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import { eventBands, events } from '../../db/schema.ts';
 import { eventsNamed, unknownEvent } from './resolve.ts';
 
@@ -43,7 +44,11 @@ export async function findEvent(db: Db, ref: string, param = 'eventId'): Promise
  * stopped trading, resolved or was taken off the list.
  */
 export async function currentEventStatus(db: Db, eventId: string): Promise<string | undefined> {
-  const [row] = await db.select({ status: events.status, listing: events.listing }).from(events).where(eq(events.id, eventId)).limit(1);
+  // Prepared: every quote and buy checks it.
+  const statement = prepared(db, 'event_status_of', (d) =>
+    d.select({ status: events.status, listing: events.listing }).from(events).where(eq(events.id, sql.placeholder('eventId'))).prepare('event_status_of'),
+  );
+  const [row] = await statement.execute({ eventId });
   // An event taken off the list since the snapshot does not trade either: its listing stands for its status.
   return row && (row.listing === 'listed' ? row.status : row.listing);
 }

@@ -7,6 +7,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import type { Db } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import { venueCredentials } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { Venue, VenueCredentials } from '../venues/venue.ts';
@@ -43,10 +44,15 @@ export async function credentialStatus(db: Db, user: TradingUser): Promise<{ has
 }
 
 async function readSealed(db: Db, user: TradingUser) {
-  const [row] = await db
-    .select({ keyId: venueCredentials.keyId, iv: venueCredentials.iv, ciphertext: venueCredentials.ciphertext })
-    .from(venueCredentials)
-    .where(whereUser(user));
+  // Prepared: every buy and sale opens the credentials.
+  const statement = prepared(db, 'sealed_credentials_of', (d) =>
+    d
+      .select({ keyId: venueCredentials.keyId, iv: venueCredentials.iv, ciphertext: venueCredentials.ciphertext })
+      .from(venueCredentials)
+      .where(and(eq(venueCredentials.accountId, sql.placeholder('accountId')), eq(venueCredentials.userId, sql.placeholder('userId'))))
+      .prepare('sealed_credentials_of'),
+  );
+  const [row] = await statement.execute({ accountId: user.accountId, userId: user.userId });
   return row;
 }
 

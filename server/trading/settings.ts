@@ -1,6 +1,7 @@
 /** Trading settings of a user: floors and wallet, with defaults for users who never set them. */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import { tradingSettings } from '../../db/schema.ts';
 import { DEFAULT_FLOORS } from '../valuation/index.ts';
 
@@ -15,13 +16,16 @@ export interface Settings {
   walletAddress: string | null;
 }
 
-const whereUser = (u: TradingUser) => and(eq(tradingSettings.accountId, u.accountId), eq(tradingSettings.userId, u.userId));
-
 export async function getSettings(db: Db, user: TradingUser): Promise<Settings> {
-  const [row] = await db
-    .select({ floorL: tradingSettings.floorL, floorS: tradingSettings.floorS, walletAddress: tradingSettings.walletAddress })
-    .from(tradingSettings)
-    .where(whereUser(user));
+  // Prepared: every quote, buy and sale reads it.
+  const statement = prepared(db, 'trading_settings_of', (d) =>
+    d
+      .select({ floorL: tradingSettings.floorL, floorS: tradingSettings.floorS, walletAddress: tradingSettings.walletAddress })
+      .from(tradingSettings)
+      .where(and(eq(tradingSettings.accountId, sql.placeholder('accountId')), eq(tradingSettings.userId, sql.placeholder('userId'))))
+      .prepare('trading_settings_of'),
+  );
+  const [row] = await statement.execute({ accountId: user.accountId, userId: user.userId });
   return {
     floorL: row?.floorL ?? DEFAULT_FLOORS.floorL,
     floorS: row?.floorS ?? DEFAULT_FLOORS.floorS,

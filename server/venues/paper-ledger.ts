@@ -9,7 +9,7 @@
  */
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { preparedSql } from '../../db/prepared.ts';
+import { prepared, preparedSql } from '../../db/prepared.ts';
 import { paperAccounts, paperHoldings, paperOrders, paperPayouts } from '../../db/schema.ts';
 import { newId } from '../lib/ids.ts';
 import { MICROS_PER_USD } from '../lib/money.ts';
@@ -45,7 +45,15 @@ export async function ensurePaperAccount(db: Db, owner: VenueOwner, startingMicr
 }
 
 export async function paperCollateral(db: Db, owner: VenueOwner): Promise<number> {
-  const [row] = await db.select({ collateral: paperAccounts.collateralMicros }).from(paperAccounts).where(ownedBy(paperAccounts, owner));
+  // Prepared: every buy checks the balance first.
+  const statement = prepared(db, 'paper_collateral_of', (d) =>
+    d
+      .select({ collateral: paperAccounts.collateralMicros })
+      .from(paperAccounts)
+      .where(and(eq(paperAccounts.accountId, sql.placeholder('accountId')), eq(paperAccounts.userId, sql.placeholder('userId'))))
+      .prepare('paper_collateral_of'),
+  );
+  const [row] = await statement.execute({ accountId: owner.accountId, userId: owner.userId });
   return row?.collateral ?? 0;
 }
 
