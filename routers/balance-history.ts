@@ -38,6 +38,7 @@ const totals = z
 export const balanceHistoryRouter = router({
   list: apiKeyProcedure
     .meta({
+      scope: 'account:read',
       session: true,
       openapi: {
         method: 'GET',

@@ -10,6 +10,7 @@ import { pricingFor, pricingSchema } from './pricing.ts';
 export const billingRouter = router({
   get: apiKeyProcedure
     .meta({
+      scope: 'account:read',
       session: true,
       openapi: {
         method: 'GET',

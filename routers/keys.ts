@@ -3,9 +3,17 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../server/accounts/api-
 import { router } from '../server/platform/procedures/trpc.ts';
 import { accountCreatingProcedure, dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
+import { SCOPES, type Scope } from '../server/accounts/scopes.ts';
 import { iso, isoOrNull, isoString, noInput, usdAmount } from './params.ts';
 
 const TAG = ['API keys (dashboard)'];
+
+/** A key's scopes as the answers show them: what it may do, and whether that is every scope (null stored). */
+const scopeMembers = {
+  scopes: z.array(z.enum(SCOPES)).meta({ description: 'What the key may do: every billed key route needs one of these (docs/accounts.md, "Scoped keys")', example: ['data:read', 'trading:read'] }),
+  allScopes: z.boolean().meta({ description: 'true: created without scopes, so it holds every scope, including any added later' }),
+};
+const scopeView = (scopes: readonly Scope[] | null) => ({ scopes: scopes ? [...scopes] : [...SCOPES], allScopes: scopes === null });
 
 const keyRecord = z.object({
   id: z.string(),
@@ -17,6 +25,7 @@ const keyRecord = z.object({
   spendCapUsd: z.number().nullable().meta({ description: 'Above this spend per capPeriod (UTC) the key answers 402; null: no cap' }),
   capPeriod: z.enum(['day', 'month']).nullable(),
   spentThisPeriodUsd: z.number().nullable().meta({ description: 'Spent in the current day or month (capped keys)' }),
+  ...scopeMembers,
 });
 
 const capView = (k: { spendCapMicros: number | null; capPeriod: 'day' | 'month' | null; spentMicros?: number }) => ({
@@ -42,7 +51,7 @@ export const keysRouter = router({
     .output(z.object({ keys: z.array(keyRecord) }))
     .query(async ({ ctx }) => {
       const keys = await listApiKeys(ctx.services.database.db, ctx.accountId);
-      return { keys: keys.map((k) => ({ id: k.id, name: k.name, maskedKey: k.maskedKey, status: k.status, createdAt: iso(k.createdAt), lastUsed: isoOrNull(k.lastUsed), ...capView(k) })) };
+      return { keys: keys.map((k) => ({ id: k.id, name: k.name, maskedKey: k.maskedKey, status: k.status, createdAt: iso(k.createdAt), lastUsed: isoOrNull(k.lastUsed), ...capView(k), ...scopeView(k.scopes) })) };
     }),
 
   /** The one dashboard route that may name a new account: its first key creates it. */
@@ -55,7 +64,7 @@ export const keysRouter = router({
         tags: TAG,
         summary: 'Create an API key; the full key is returned only here',
         description:
-          'Creates a key for the account named by x-account-id; an account\'s first key creates the account. The answer\'s `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account\'s other keys keep working).',
+          'Creates a key for the account named by x-account-id; an account\'s first key creates the account. The answer\'s `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account\'s other keys keep working). Optional `scopes` limit what the key may do (a call outside them is 403 FORBIDDEN and costs nothing); without them it may do everything.',
       },
       successStatus: 201,
     })
@@ -65,6 +74,13 @@ export const keysRouter = router({
           name: z.string().trim().min(1).max(64).meta({ description: 'A label for the key, 1 to 64 characters, shown in lists', example: 'production backend' }),
           spendCapUsd: usdAmount({ min: 0.000001, max: 10_000_000 }).optional().meta({ description: 'The most this key may spend per capPeriod; above it the key answers 402 (other keys keep working)', example: 50 }),
           capPeriod: z.enum(['day', 'month']).optional().meta({ description: 'UTC day or month (default month); needs spendCapUsd', example: 'month' }),
+          scopes: z
+            .array(z.enum(SCOPES))
+            .min(1)
+            .max(SCOPES.length)
+            .refine((s) => new Set(s).size === s.length, { message: 'each scope once' })
+            .optional()
+            .meta({ description: `What the key may do, one or more of ${SCOPES.join(', ')}; a call outside them is 403 FORBIDDEN and costs nothing. Absent: every scope (today's keys)`, example: ['data:read', 'trading:read'] }),
         })
         .refine((input) => input.capPeriod === undefined || input.spendCapUsd !== undefined, { path: ['capPeriod'], message: 'needs spendCapUsd' }),
     )
@@ -77,6 +93,7 @@ export const keysRouter = router({
         createdAt: isoString(),
         spendCapUsd: z.number().nullable(),
         capPeriod: z.enum(['day', 'month']).nullable(),
+        ...scopeMembers,
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -85,9 +102,10 @@ export const keysRouter = router({
         name: input.name,
         spendCapMicros: input.spendCapUsd === undefined ? null : usdToMicros(input.spendCapUsd),
         capPeriod: input.capPeriod,
+        scopes: input.scopes,
       });
       const { spendCapUsd, capPeriod } = capView(created);
-      return { id: created.id, name: created.name, key: created.key, maskedKey: created.maskedKey, createdAt: iso(created.createdAt), spendCapUsd, capPeriod };
+      return { id: created.id, name: created.name, key: created.key, maskedKey: created.maskedKey, createdAt: iso(created.createdAt), spendCapUsd, capPeriod, ...scopeView(created.scopes) };
     }),
 
   revoke: dashboardProcedure

@@ -8,6 +8,7 @@ import { iso, isoString, optionalParams, wholeNumber } from './params.ts';
 export const tradingUsersRouter = router({
   list: apiKeyProcedure
     .meta({
+      scope: 'trading:read',
       session: true,
       openapi: {
         method: 'GET',

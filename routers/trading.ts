@@ -155,6 +155,7 @@ export const tradingRouter = router({
 
   quote: userProcedure
     .meta({
+      scope: 'trading:read',
       session: true,
       openapi: {
         method: 'POST',
@@ -219,6 +220,7 @@ export const tradingRouter = router({
 
   sellQuote: userProcedure
     .meta({
+      scope: 'trading:read',
       session: true,
       openapi: {
         method: 'POST',

@@ -37,6 +37,7 @@ function hourlySpanProblem(input: { bucket: 'hour' | 'day'; from?: Date; to?: Da
 export const usageRouter = router({
   list: apiKeyProcedure
     .meta({
+      scope: 'account:read',
       session: true,
       openapi: {
         method: 'GET',
@@ -89,6 +90,7 @@ export const usageRouter = router({
 
   summary: apiKeyProcedure
     .meta({
+      scope: 'account:read',
       session: true,
       openapi: {
         method: 'GET',

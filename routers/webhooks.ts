@@ -75,6 +75,7 @@ const deliveryView = (d: DeliveryRow) => ({
 export const webhooksRouter = router({
   create: apiKeyProcedure
     .meta({
+      scope: 'account:write',
       session: true,
       successStatus: 201,
       openapi: {
@@ -99,6 +100,7 @@ export const webhooksRouter = router({
 
   list: apiKeyProcedure
     .meta({
+      scope: 'account:read',
       session: true,
       openapi: {
         method: 'GET',
@@ -114,6 +116,7 @@ export const webhooksRouter = router({
 
   delete: apiKeyProcedure
     .meta({
+      scope: 'account:write',
       session: true,
       openapi: {
         method: 'DELETE',
@@ -133,6 +136,7 @@ export const webhooksRouter = router({
 
   test: apiKeyProcedure
     .meta({
+      scope: 'account:write',
       session: true,
       successStatus: 202,
       openapi: {
@@ -150,6 +154,7 @@ export const webhooksRouter = router({
 
   rotateSecret: apiKeyProcedure
     .meta({
+      scope: 'account:write',
       session: true,
       openapi: {
         method: 'POST',
@@ -170,6 +175,7 @@ export const webhooksRouter = router({
 
   deliveries: apiKeyProcedure
     .meta({
+      scope: 'account:read',
       session: true,
       openapi: {
         method: 'GET',

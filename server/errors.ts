@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   INSUFFICIENT_BALANCE: 402,
   INVALID_CREDENTIALS: 403,
+  /** A key without the scope the route needs (server/accounts/scopes.ts). */
+  FORBIDDEN: 403,
   FORBIDDEN_ORIGIN: 403,
   NOT_FOUND: 404,
   POSITION_NOT_FOUND: 404,

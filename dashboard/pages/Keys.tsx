@@ -8,6 +8,18 @@ import { api, type Outputs } from '../trpc.ts';
 type KeyRecord = Outputs['keys']['list']['keys'][number];
 type CreatedKey = Outputs['keys']['create'];
 
+type Scope = KeyRecord['scopes'][number];
+
+/** What each scope lets a key do, in the service's order (a scope the service adds fails the typecheck here). */
+const SCOPE_LABELS: Record<Scope, string> = {
+  'data:read': 'Read private-company data',
+  'trading:read': 'Read positions, orders and history',
+  'trading:write': 'Trade: buy, sell, credentials, syncs',
+  'account:read': 'Read usage, billing and webhooks',
+  'account:write': 'Change webhooks',
+};
+const ALL_SCOPES = Object.keys(SCOPE_LABELS) as Scope[];
+
 /** A USD amount as typed: digits with at most 6 decimals (the service's precision), above zero. */
 const USD_TEXT = /^\d{1,8}(\.\d{1,6})?$/;
 
@@ -38,6 +50,8 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
   const [cap, setCap] = useState('');
   const [period, setPeriod] = useState<'month' | 'day'>('month');
   const [capProblem, setCapProblem] = useState<string | null>(null);
+  const [scopes, setScopes] = useState<Scope[]>(ALL_SCOPES);
+  const [scopeProblem, setScopeProblem] = useState<string | null>(null);
   const create = useMutation({
     mutationFn: (input: Parameters<typeof api.keys.create.mutate>[0]) => api.keys.create.mutate(input),
     onSuccess: (key) => {
@@ -45,6 +59,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
       setName('');
       setCap('');
       setPeriod('month');
+      setScopes(ALL_SCOPES);
       onCreated(key);
     },
   });
@@ -57,7 +72,14 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
       return;
     }
     setCapProblem(null);
-    create.mutate(capText ? { name: name.trim(), spendCapUsd: Number(capText), capPeriod: period } : { name: name.trim() });
+    if (!scopes.length) {
+      setScopeProblem('Choose at least one thing the key may do.');
+      return;
+    }
+    setScopeProblem(null);
+    // Every box ticked: no scopes sent, so the key holds every scope, including any added later.
+    const limited = scopes.length < ALL_SCOPES.length ? { scopes: ALL_SCOPES.filter((s) => scopes.includes(s)) } : {};
+    create.mutate(capText ? { name: name.trim(), spendCapUsd: Number(capText), capPeriod: period, ...limited } : { name: name.trim(), ...limited });
   };
 
   return (
@@ -101,6 +123,29 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
             </select>
           </div>
         </div>
+        <fieldset className="field" aria-describedby={`${ids}-scopes-help`}>
+          <legend>What the key may do</legend>
+          {ALL_SCOPES.map((scope) => (
+            <label key={scope} className="check">
+              <input
+                type="checkbox"
+                name="scopes"
+                value={scope}
+                checked={scopes.includes(scope)}
+                onChange={(e) => {
+                  setScopes(e.target.checked ? [...scopes, scope] : scopes.filter((s) => s !== scope));
+                  setScopeProblem(null);
+                }}
+              />
+              <span>
+                {SCOPE_LABELS[scope]} <code className="small">{scope}</code>
+              </span>
+            </label>
+          ))}
+          <p id={`${ids}-scopes-help`} className={scopeProblem ? 'field-error small' : 'muted small'}>
+            {scopeProblem ?? 'A call outside these is refused (HTTP 403) and costs nothing. All ticked: everything, including scopes added later.'}
+          </p>
+        </fieldset>
         <div className="actions">
           <button type="submit" className="button button-primary" disabled={create.isPending}>
             {create.isPending ? 'Creating…' : 'Create key'}
@@ -131,7 +176,7 @@ function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }
         <CopyButton text={created.key} label="Copy key" />
       </div>
       <p className="muted small">
-        Send it in the <code>x-api-key</code> header.
+        Send it in the <code>x-api-key</code> header. {created.allScopes ? 'It may do everything.' : `It may only: ${created.scopes.join(', ')}.`}
         {created.spendCapUsd !== null ? ` Spend cap: ${formatUsd(created.spendCapUsd)} per ${created.capPeriod ?? 'month'}.` : ''}
       </p>
       <div className="actions">
@@ -154,6 +199,7 @@ function KeyTable({ keys }: { keys: KeyRecord[] }) {
           <th scope="col">Status</th>
           <th scope="col">Created</th>
           <th scope="col">Last used</th>
+          <th scope="col">May do</th>
           <th scope="col">Spend cap</th>
           <th scope="col">Spent this period</th>
           <th scope="col">
@@ -198,6 +244,7 @@ function KeyRow({ record }: { record: KeyRecord }) {
       </td>
       <td data-label="Created">{formatDate(record.createdAt)}</td>
       <td data-label="Last used">{record.lastUsed ? formatDate(record.lastUsed) : 'Never'}</td>
+      <td data-label="May do">{record.allScopes ? 'Everything' : record.scopes.map((s) => <code key={s} className="nowrap small scope">{s}</code>)}</td>
       <td data-label="Spend cap">{record.spendCapUsd === null ? 'No cap' : `${formatUsd(record.spendCapUsd)} per ${record.capPeriod ?? 'month'}`}</td>
       <td data-label="Spent this period">{record.spentThisPeriodUsd === null ? '—' : formatUsd(record.spentThisPeriodUsd)}</td>
       <td data-label="Actions" className="cell-actions">

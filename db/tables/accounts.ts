@@ -55,6 +55,8 @@ export const apiKeys = pgTable(
     /** The period `capSpentMicros` counts ('2026-11-24' or '2026-11', UTC), kept by the admission statement. */
     capWindow: text('cap_window'),
     capSpentMicros: micros('cap_spent_micros').notNull().default(0),
+    /** What the key may do (server/accounts/scopes.ts); null = every scope. */
+    scopes: text('scopes').array(),
   },
   (t) => [uniqueIndex('api_keys_key_hash_idx').on(t.keyHash), index('api_keys_account_idx').on(t.accountId, t.createdAt)],
 );

@@ -37,6 +37,8 @@ export interface QueuedRequest {
   requestId: string;
   /** A provisional unit: refunded unless confirmed within this many seconds (unit-charges.ts); null for an ordinary charge. */
   provisionalSeconds: number | null;
+  /** The scope the route needs (scopes.ts); a key without it is not charged. Null: none needed. */
+  scope: string | null;
 }
 
 /** What the statement says of one request: null when the payer does not exist (unknown key, dead session). */
@@ -57,6 +59,10 @@ export interface AdmissionOutcome {
    * per version are never older than the request, on any instance, at no extra round trip.
    */
   datasetVersion: number;
+  /** The key lacks the route's scope: nothing was charged (403). */
+  lacksScope: boolean;
+  /** The key's scopes (null: all). */
+  keyScopes: string[] | null;
 }
 
 interface OutcomeRow {
@@ -75,6 +81,8 @@ interface OutcomeRow {
   keyCap: string | number | bigint | null;
   capPeriod: 'day' | 'month' | null;
   datasetVersion: string | number | bigint;
+  lacksScope: boolean;
+  keyScopes: string[] | string | null;
 }
 
 const MONTH = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM')`);
@@ -88,14 +96,16 @@ const spentThisMonth = sql.raw(`(case when a.metered_month is distinct from to_c
 const BATCH_SQL = sql`
   with req as (
     select * from jsonb_to_recordset(${sql.placeholder('requests')}::jsonb)
-      as r(ord int, usage_id text, payer text, by_session boolean, multiplier int, method text, path text, request_id text, provisional int)
+      as r(ord int, usage_id text, payer text, by_session boolean, multiplier int, method text, path text, request_id text, provisional int, scope text)
   ), payer as (
+    -- A key without the route's scope is found (403, naming it) but never charged; a session holds every scope.
     select r.*, k.id as api_key_id, k.account_id, k.revoked_at is not null as revoked,
            (k.last_used_at is null or k.last_used_at < now() - make_interval(secs => ${sql.placeholder('staleSeconds')}::int)) as stale,
-           k.spend_cap_micros as key_cap, k.cap_period
+           k.spend_cap_micros as key_cap, k.cap_period,
+           (r.scope is not null and k.scopes is not null and not (r.scope = any(k.scopes))) as lacks_scope, k.scopes as key_scopes
       from req r join api_keys k on not r.by_session and k.key_hash = r.payer
     union all
-    select r.*, null::text, s.account_id, false, false, null::bigint, null::text
+    select r.*, null::text, s.account_id, false, false, null::bigint, null::text, false, null::text[]
       from req r join auth_sessions s on r.by_session and s.token_hash = r.payer and s.revoked_at is null and s.expires_at > now()
   ), priced as (
     select p.*, a.cost_per_request_micros as rate, a.billing_plan = 'metered' as metered, a.monthly_cap_micros as monthly_cap,
@@ -105,7 +115,7 @@ const BATCH_SQL = sql`
   ), fits as (
     select * from (
       select q.*, sum(q.cost) over (partition by q.account_id order by q.ord) as running
-        from priced q where not q.revoked and q.key_cap is null
+        from priced q where not q.revoked and not q.lacks_scope and q.key_cap is null
     ) w
      where case when w.metered then w.monthly_cap is null or w.spent + w.running <= w.monthly_cap else w.running <= w.balance end
   ), totals as (
@@ -150,6 +160,7 @@ const BATCH_SQL = sql`
          p.usage_id in (select id from usage) as charged,
          p.usage_id in (select usage_id from fits) and p.account_id not in (select id from debit) as retry,
          p.metered, p.monthly_cap as "monthlyCap", p.key_cap as "keyCap", p.cap_period as "capPeriod", commit_mode.mode,
+         p.lacks_scope as "lacksScope", p.key_scopes as "keyScopes",
          coalesce((select version from company_dataset_state where id = 1), 0) as "datasetVersion"
     from priced p, commit_mode`;
 
@@ -163,6 +174,13 @@ interface Waiting {
 }
 
 const toNumber = (v: string | number | bigint | null) => (v === null ? null : Number(v));
+
+/** A text[] as the drivers return it: an array, or PostgreSQL's literal ("{a,b}") where not parsed. */
+function textArray(v: string[] | string | null): string[] | null {
+  if (v === null || Array.isArray(v)) return v;
+  const inner = v.replace(/^\{|\}$/g, '');
+  return inner === '' ? [] : inner.split(',').map((s) => s.replace(/^"|"$/g, ''));
+}
 
 /** What every request of a batch shares: the process's standard rate and commit mode. */
 export interface BatchTerms {
@@ -227,6 +245,7 @@ class AdmissionQueue {
             path: r.path,
             request_id: r.requestId,
             provisional: r.provisionalSeconds,
+            scope: r.scope,
           })),
         ),
         defaultCost: batch.defaultCostMicros,
@@ -264,6 +283,8 @@ class AdmissionQueue {
         keyCap: toNumber(row.keyCap),
         capPeriod: row.capPeriod,
         datasetVersion: Number(row.datasetVersion),
+        lacksScope: row.lacksScope,
+        keyScopes: textArray(row.keyScopes),
       });
     });
   }

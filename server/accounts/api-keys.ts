@@ -10,6 +10,7 @@ import { accounts, apiKeys } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { base58 } from '../lib/base58.ts';
 import { newId } from '../lib/ids.ts';
+import { SCOPES, type Scope } from './scopes.ts';
 
 export const API_KEY_PREFIX = 'pipo_';
 const API_KEY_SHAPE = /^pipo_[1-9A-HJ-NP-Za-km-z]{40,46}$/;
@@ -35,13 +36,15 @@ export interface ApiKeyView {
   capPeriod: 'day' | 'month' | null;
   /** Spent in the cap's current window (capped keys; 0 otherwise). */
   spentMicros: number;
+  /** What the key may do (scopes.ts); null = every scope, including any added later. */
+  scopes: Scope[] | null;
 }
 
 /**
  * Issues a key. Creating an account's first key creates the account, in the same statement (the only
  * way an account comes to exist over HTTP; see accounts.ts).
  */
-export async function createApiKey(db: Db, input: { accountId: string; name: string; spendCapMicros?: number | null; capPeriod?: 'day' | 'month' | null }) {
+export async function createApiKey(db: Db, input: { accountId: string; name: string; spendCapMicros?: number | null; capPeriod?: 'day' | 'month' | null; scopes?: readonly Scope[] | null }) {
   const key = API_KEY_PREFIX + base58(crypto.getRandomValues(new Uint8Array(32)));
   const row = {
     id: newId('key'),
@@ -52,12 +55,14 @@ export async function createApiKey(db: Db, input: { accountId: string; name: str
     keyLast4: key.slice(-4),
     spendCapMicros: input.spendCapMicros ?? null,
     capPeriod: input.spendCapMicros == null ? null : (input.capPeriod ?? 'month'),
+    // In the vocabulary's order, once each: the listing shows them as stored.
+    scopes: input.scopes ? SCOPES.filter((s) => input.scopes!.includes(s)) : null,
   };
   const account = db.$with('account').as(
     db.insert(accounts).values({ id: input.accountId }).onConflictDoNothing({ target: accounts.id }).returning({ id: accounts.id }),
   );
   const [created] = await db.with(account).insert(apiKeys).values(row).returning({ createdAt: apiKeys.createdAt });
-  return { id: row.id, name: row.name, key, maskedKey: maskApiKey(row.keyPrefix, row.keyLast4), createdAt: created!.createdAt, spendCapMicros: row.spendCapMicros, capPeriod: row.capPeriod };
+  return { id: row.id, name: row.name, key, maskedKey: maskApiKey(row.keyPrefix, row.keyLast4), createdAt: created!.createdAt, spendCapMicros: row.spendCapMicros, capPeriod: row.capPeriod, scopes: row.scopes };
 }
 
 export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView[]> {
@@ -72,6 +77,7 @@ export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView
       revokedAt: apiKeys.revokedAt,
       spendCapMicros: apiKeys.spendCapMicros,
       capPeriod: apiKeys.capPeriod,
+      scopes: apiKeys.scopes,
       /** What the key spent in its current window (0 once a new day or month began). */
       spentMicros: sql<number>`case when ${apiKeys.capWindow} = (case when ${apiKeys.capPeriod} = 'day' then to_char(now() at time zone 'UTC', 'YYYY-MM-DD') else to_char(now() at time zone 'UTC', 'YYYY-MM') end) then ${apiKeys.capSpentMicros} else 0 end`.mapWith(Number),
     })
@@ -88,6 +94,7 @@ export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView
     spendCapMicros: r.spendCapMicros,
     capPeriod: r.capPeriod,
     spentMicros: r.spentMicros,
+    scopes: (r.scopes as Scope[] | null) ?? null,
   }));
 }
 

@@ -3,7 +3,7 @@
  *   preipo_billing_admissions_total{tier, plan}   billed requests charged (tier standard|premium, plan prepaid|metered)
  *   preipo_billing_refusals_total{reason}         refused by the admission statement: unauthorized (unknown or
  *                                                 revoked key), insufficient_balance (402), monthly_cap (a metered
- *                                                 account's cap), key_cap (a key's spend cap)
+ *                                                 account's cap), key_cap (a key's spend cap), scope (a key without the route's scope)
  *   preipo_billing_refunds_total{outcome}         charges of failed requests returned: refunded (at once), deferred
  *                                                 (the database did not take it: kept and retried), retried (a
  *                                                 deferred one written later)
@@ -22,7 +22,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Db } from '../../db/client.ts';
 import type { PriceTier } from './price-tier.ts';
 
-export type RefusalReason = 'unauthorized' | 'insufficient_balance' | 'monthly_cap' | 'key_cap';
+export type RefusalReason = 'unauthorized' | 'insufficient_balance' | 'monthly_cap' | 'key_cap' | 'scope';
 export type RefundOutcome = 'refunded' | 'deferred' | 'retried';
 
 export class BillingMetrics {
@@ -38,11 +38,11 @@ export class BillingMetrics {
 
   constructor(registry: Registry) {
     this.admissions = new Counter({ name: 'preipo_billing_admissions_total', help: 'Billed requests admitted and charged, by price tier and billing plan.', labelNames: ['tier', 'plan'], registers: [registry] });
-    this.refusals = new Counter({ name: 'preipo_billing_refusals_total', help: 'Billed requests refused by the admission, by reason (unauthorized, insufficient_balance, monthly_cap, key_cap).', labelNames: ['reason'], registers: [registry] });
+    this.refusals = new Counter({ name: 'preipo_billing_refusals_total', help: 'Billed requests refused by the admission, by reason (unauthorized, insufficient_balance, monthly_cap, key_cap, scope).', labelNames: ['reason'], registers: [registry] });
     this.refunds = new Counter({ name: 'preipo_billing_refunds_total', help: 'Charges of failed requests returned, by outcome (refunded at once, deferred while the database is away, retried later).', labelNames: ['outcome'], registers: [registry] });
     const plans = (tier: PriceTier) => ({ prepaid: this.admissions.labels(tier, 'prepaid'), metered: this.admissions.labels(tier, 'metered') });
     this.admitted = { standard: plans('standard'), premium: plans('premium') };
-    this.refusedFor = Object.fromEntries((['unauthorized', 'insufficient_balance', 'monthly_cap', 'key_cap'] as const).map((r) => [r, this.refusals.labels(r)])) as Record<RefusalReason, Counter.Internal>;
+    this.refusedFor = Object.fromEntries((['unauthorized', 'insufficient_balance', 'monthly_cap', 'key_cap', 'scope'] as const).map((r) => [r, this.refusals.labels(r)])) as Record<RefusalReason, Counter.Internal>;
     this.refundedAs = Object.fromEntries((['refunded', 'deferred', 'retried'] as const).map((o) => [o, this.refunds.labels(o)])) as Record<RefundOutcome, Counter.Internal>;
     const children = [...Object.values(this.admitted).flatMap((p) => [p.prepaid, p.metered]), ...Object.values(this.refusedFor), ...Object.values(this.refundedAs)];
     for (const child of children) child.inc(0); // every series present from the start, at 0

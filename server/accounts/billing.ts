@@ -16,6 +16,7 @@
  * embedded PGlite always waits (it dies with us).
  * Everything else (credits, keys, trades) always commits synchronously.
  */
+import { missingScopeMessage, type Scope } from './scopes.ts';
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql, resultRows } from '../../db/prepared.ts';
@@ -75,6 +76,8 @@ export type BilledRequest = Payer & {
   provisionalSeconds?: number;
   /** Admission batches in the database at once (admission-queue.ts): 1 on PGlite, 2 (the default) on PostgreSQL. */
   concurrentBatches?: number;
+  /** The scope the route needs (scopes.ts): a key without it is refused 403 and not charged. */
+  scope?: Scope;
 };
 
 export interface Admission {
@@ -131,6 +134,7 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
       path: request.path,
       requestId: request.requestId,
       provisionalSeconds: request.provisionalSeconds ?? null,
+      scope: request.scope ?? null,
     },
   );
   const metrics = billingMetricsOf(db);
@@ -140,6 +144,10 @@ export async function admitBilledRequest(db: Db, request: BilledRequest, onAccou
     throw new ApiError('UNAUTHORIZED', row ? 'API key has been revoked' : 'Invalid API key');
   }
   onAccount(row.accountId);
+  if (row.lacksScope && request.scope) {
+    metrics?.refusal('scope');
+    throw new ApiError('FORBIDDEN', missingScopeMessage(request.scope, row.keyScopes ?? []));
+  }
   // lastUsed is written at most once per resolution, outside the hot statement (it locks the key row).
   if (row.stale && row.apiKeyId !== null) await touchApiKey(db, row.apiKeyId);
   const { costMicros } = row;

@@ -1,4 +1,5 @@
 /** API key management with a dashboard key (docs/decisions.md §3), through /api and the typed tRPC client. */
+import { SCOPES } from '../../server/accounts/scopes.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createTestApp, DASHBOARD_KEY, json, trpcClient, type TestApp } from '../harness/app.ts';
 import { dashboardHeaders } from '../harness/factories.ts';
@@ -18,7 +19,7 @@ describe('POST /api/keys', () => {
     const res = await createKey('acme-create', 'ci bot');
     expect(res.status).toBe(201);
     const created = await json(res);
-    expect(Object.keys(created).sort()).toEqual(['capPeriod', 'createdAt', 'id', 'key', 'maskedKey', 'name', 'spendCapUsd']);
+    expect(Object.keys(created).sort()).toEqual(['allScopes', 'capPeriod', 'createdAt', 'id', 'key', 'maskedKey', 'name', 'scopes', 'spendCapUsd']);
     expect(created).toMatchObject({ spendCapUsd: null, capPeriod: null });
     expect(created.id).toMatch(/^key_[1-9A-HJ-NP-Za-km-z]+$/);
     expect(created.key).toMatch(/^pipo_[1-9A-HJ-NP-Za-km-z]{40,46}$/);
@@ -55,7 +56,7 @@ describe('GET /api/keys', () => {
     expect(text).not.toContain(b.key);
     const { keys } = await json(res);
     expect(keys.map((k: any) => k.name)).toEqual(['second', 'first']);
-    expect(keys[0]).toEqual({ id: b.id, name: 'second', maskedKey: b.maskedKey, createdAt: b.createdAt, lastUsed: null, status: 'active', spendCapUsd: null, capPeriod: null, spentThisPeriodUsd: null });
+    expect(keys[0]).toEqual({ id: b.id, name: 'second', maskedKey: b.maskedKey, createdAt: b.createdAt, lastUsed: null, status: 'active', spendCapUsd: null, capPeriod: null, spentThisPeriodUsd: null, scopes: [...SCOPES], allScopes: true });
     expect(keys[1].lastUsed).not.toBeNull();
   });
 

@@ -111,6 +111,25 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await shot(page, 'keys', width);
       expect((await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': key } })).status).toBe(401);
 
+      // A scoped key: everything but trading. The answer and the list say what it may do; a buy with
+      // it is refused for scope (403), while its other scopes work.
+      await page.getByLabel('Name').fill('research bot');
+      await page.getByLabel('Trade: buy, sell, credentials, syncs').uncheck();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByText('It may only:').waitFor();
+      const scopedKey = await page.getByLabel('Your new API key').inputValue();
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      await page.getByRole('row', { name: /research bot/ }).getByText('data:read').waitFor();
+      const refusedBuy = await fetch(`${rig.origin}/api/trading/buy`, {
+        method: 'POST',
+        headers: { 'x-api-key': scopedKey, 'x-user-id': '0x00000000000000000000000000000000000000b1', 'content-type': 'application/json' },
+        body: JSON.stringify({ eventId: 'openai-ipo', side: 'LONG', amount: 5 }),
+      });
+      expect(refusedBuy.status).toBe(403);
+      expect(((await refusedBuy.json()) as { code: string }).code).toBe('FORBIDDEN');
+      expect((await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': scopedKey } })).status).toBe(200);
+      await expectAccessible(page, 'keys with a scoped key');
+
       // Funds: a deposit on the chain, claimed from the page, credited.
       await rig.evm.write({ address: USDC, abi: erc20, functionName: 'mint', args: [wallet.address, 12_345_678n] });
       const sent = await rig.evm.write({ address: USDC, abi: erc20, functionName: 'transfer', args: [DEPOSIT_ADDRESS, 12_345_678n], from: wallet.address });

@@ -134,6 +134,8 @@ export interface paths {
         /**
          * Usage, spend and balance of the calling account (all time, this request included)
          * @description The calling account's billed requests and their cost (all time, this request included), its prepaid balance, the price per request that applies to it, and its stablecoin deposits (credited and pending). With a signed-in session: that account, billed like a key's call (its row has no key).
+         *
+         *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["billing-get"];
         put?: never;
@@ -154,6 +156,8 @@ export interface paths {
         /**
          * Billed requests of the calling account, newest first
          * @description Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset, or with cursor (nextCursor: the same cost however deep); total counts the whole filtered set, from the account's running count and hourly totals, so its cost does not grow with the account's history. With a session: the signed-in account, billed like a key's call (its own row has keyId null).
+         *
+         *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["usage-list"];
         put?: never;
@@ -174,6 +178,8 @@ export interface paths {
         /**
          * Requests and cost of the calling account per UTC hour or day, per path and per key (the same filters as /usage)
          * @description The requests GET /api/usage would list, aggregated: requests and cost per UTC hour or day (`bucket`), per path and per key, and their totals. `bucket=hour` needs `from`, and at most 31 days between from and to (400 otherwise; use `bucket=day` for longer ranges).
+         *
+         *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["usage-summary"];
         put?: never;
@@ -194,6 +200,8 @@ export interface paths {
         /**
          * Every credit of the calling account, newest first, keyset-paged, with the totals that explain its balance
          * @description Every balance credit of the calling account, newest first (ties by id): stablecoin deposits once credited (kind deposit, with their depositId) and the operator's credits (kind operator_credit), each with its amount and reference. Paged by cursor: pass the answer's nextCursor back for the next page (null on the last); there is no total. totals holds every credit and every billed request of the account, all time, and the balance: for a prepaid account balanceUsd = creditedUsd − spentUsd. With a signed-in session: that account, billed like a key's call (its row has no key).
+         *
+         *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["balanceHistory-list"];
         put?: never;
@@ -219,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key; the full key is returned only here
-         * @description Creates a key for the account named by x-account-id; an account's first key creates the account. The answer's `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account's other keys keep working).
+         * @description Creates a key for the account named by x-account-id; an account's first key creates the account. The answer's `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account's other keys keep working). Optional `scopes` limit what the key may do (a call outside them is 403 FORBIDDEN and costs nothing); without them it may do everything.
          */
         post: operations["keys-create"];
         delete?: never;
@@ -362,6 +370,8 @@ export interface paths {
         /**
          * Filtered, paginated list of companies (condensed)
          * @description Companies of the dataset, condensed (id, name, industry, valuation, funding, employees, founding year, headquarters), filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive; hasMarket keeps the companies with, or without, a listed valuation event), sorted and paged; total counts the whole filtered set. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-list"];
         put?: never;
@@ -382,6 +392,8 @@ export interface paths {
         /**
          * Search names, registered names, aliases and web domains (exact, prefix, substring, then close spellings)
          * @description Companies one of whose names matches q: the name, the registered name, an alias (a former or other name) or the web domain (stripe.com; a URL or www. host is searched as its domain), with case and accents ignored (zurich finds Zürich). One row per company, at its best match, best first: exact matches, then prefixes, then substrings, each tier by the kind of name matched (name, registered name, alias, domain) and then by name; then up to 100 close spellings (a typo still finds the company), closest first. total counts the direct matches and the close spellings. Condensed like the list, paged with limit and offset. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-search"];
         put?: never;
@@ -402,6 +414,8 @@ export interface paths {
         /**
          * The latest SpaceX record
          * @description The full record of SpaceX (sourceId spacex) with its markets, as GET /api/private-companies/source/spacex answers it. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-spacex"];
         put?: never;
@@ -422,6 +436,8 @@ export interface paths {
         /**
          * Distinct industries, sorted
          * @description Every industry of the dataset, sorted, and how many there are: the values the list's industry filter accepts. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-industries"];
         put?: never;
@@ -442,6 +458,8 @@ export interface paths {
         /**
          * Distinct headquarters countries, sorted
          * @description Every headquarters country of the dataset, sorted, and how many there are: the values the list's country filter accepts. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-countries"];
         put?: never;
@@ -462,6 +480,8 @@ export interface paths {
         /**
          * Dataset aggregates (null and 0 ignored; averages rounded)
          * @description Counts, averages, extremes and sums over the whole dataset: companies, those with a valuation, funding and employee count, average, largest and smallest valuation, funding totals, and distinct industries and countries. Unknown (null) and 0 values are left out; averages are rounded. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-stats"];
         put?: never;
@@ -482,6 +502,8 @@ export interface paths {
         /**
          * One company by its external sourceId
          * @description The full record of the company with this sourceId (the stable id of the source it was imported from, e.g. its slug), with extra, sources (where each known field comes from) and its markets (the listed valuation events linked to it, priced from the current market data). Point in time: with asOf=YYYY-MM-DD the record is given as it stood on that day, in valid time: the facts dated on or before the day, as the record holds them now (not an earlier version of the dataset), and its undated identity facts (name, aliases, website, headquarters, people, products, financial figures, status) as they are now. A date given only to the month or year counts from its first day (a round of 2025-03 is known on 2025-03-01). Rounds, valuationHistory entries and acquisitions dated after the day are left out; valuationUsd and valuationAsOf are the latest valuation known on the day (GET /api/private-companies/{id}/valuations: a round's post-money, a reported figure, or the current valuation if dated on or before the day), null when none is, and the step-up fields are null unless that is the current valuation; when a round is left out, lastFundingDate, lastFundingRoundType and lastFundingAmountUsd are the last remaining round's, lastFundingRoundNumber its position if every round is listed, the other lastFunding* fields null, and totalFundingRounds and totalFundingUsd null unless the record lists every round (and, for the amount, every amount): then they are recounted; employees and employeesAsOf are null if the head count is dated after the day, and ipoDate (with listingStatus and companyType when they describe the listing) if the listing came after it. sources names where each remaining figure comes from, and asOf echoes the day. A company founded in a later year is 404 (it did not exist yet); a day that is not a real calendar date from 1970-01-01 to 9999-12-31 is 400. markets are always the current ones. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-bySourceId"];
         put?: never;
@@ -502,6 +524,8 @@ export interface paths {
         /**
          * One company's funding rounds, oldest first, each with its source
          * @description Every funding round of the company the record holds, oldest first: date, round type, amount, pre- and post-money valuation and price per share where reported, investors where the source names them per round, and the source and date of each. With updatedSince, only the rounds written at or after that instant (a company's rounds are rewritten when its record changes: the change feed of GET /api/funding-rounds, for one company). Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-rounds"];
         put?: never;
@@ -522,6 +546,8 @@ export interface paths {
         /**
          * One company's valuation history, oldest first, each with its basis and source
          * @description Every dated valuation of the company: each round's post-money valuation (its basis read from the round: primary, secondary, tender, IPO, merger), the dated figures sources report outside rounds (with the basis the source gives), and the record's current valuation when nothing else states it (basis reported), oldest first, each with its source and date. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-valuations"];
         put?: never;
@@ -542,6 +568,8 @@ export interface paths {
         /**
          * One company by its numeric id, with extra
          * @description The full record of one company: every field of the dataset, the source's extra fields, headquarters, timestamps, sources (where each known field comes from: source id, its page and the date the figure holds for) and its markets (the listed valuation events linked to it, with the implied valuation and LONG and SHORT costs of the current market data). Point in time: with asOf=YYYY-MM-DD the record is given as it stood on that day, in valid time: the facts dated on or before the day, as the record holds them now (not an earlier version of the dataset), and its undated identity facts (name, aliases, website, headquarters, people, products, financial figures, status) as they are now. A date given only to the month or year counts from its first day (a round of 2025-03 is known on 2025-03-01). Rounds, valuationHistory entries and acquisitions dated after the day are left out; valuationUsd and valuationAsOf are the latest valuation known on the day (GET /api/private-companies/{id}/valuations: a round's post-money, a reported figure, or the current valuation if dated on or before the day), null when none is, and the step-up fields are null unless that is the current valuation; when a round is left out, lastFundingDate, lastFundingRoundType and lastFundingAmountUsd are the last remaining round's, lastFundingRoundNumber its position if every round is listed, the other lastFunding* fields null, and totalFundingRounds and totalFundingUsd null unless the record lists every round (and, for the amount, every amount): then they are recounted; employees and employeesAsOf are null if the head count is dated after the day, and ipoDate (with listingStatus and companyType when they describe the listing) if the listing came after it. sources names where each remaining figure comes from, and asOf echoes the day. A company founded in a later year is 404 (it did not exist yet); a day that is not a real calendar date from 1970-01-01 to 9999-12-31 is 400. markets are always the current ones. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["privateCompanies-byId"];
         put?: never;
@@ -562,6 +590,8 @@ export interface paths {
         /**
          * Export the filtered companies as NDJSON or CSV (full records, streamed)
          * @description Every company the filters match (the same filters as GET /api/private-companies), once each, in id order, as its full record (the detail of GET /api/private-companies/{id}, without markets), streamed as it is read: NDJSON (one JSON object per line) or CSV (a header row of the field names, then a row per company; lists and objects as their JSON text, null as an empty cell; RFC 4180 quoting, CRLF line ends; a text that a spreadsheet would run as a formula, starting with = + - @, gets a leading apostrophe). Content-Disposition names the file companies-<date>.<format>. Billed at the private-company rate (ten times the standard rate) per started 1,000 rows, at least once: the matching rows are counted and the whole cost reserved before the first byte (402 when the balance does not cover it, and nothing is streamed; X-Request-Cost-USD states it). The rows are paid as they are written: a file cut short (the reader went away, the connection or the server failed) keeps only the thousands started and the rest is refunded — at once, or after a crash within UNIT_LEASE_MS (5 minutes by default); continue it with afterId, the id of the last company received, billed for the rows that remain. Over REST only: the tRPC procedure is refused (400).
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["companyExport-get"];
         put?: never;
@@ -602,6 +632,8 @@ export interface paths {
         /**
          * Funding rounds across companies, filtered, newest first, keyset-paged
          * @description Every funding round of the dataset with its company's name and sourceId, filtered by any combination of the parameters (all must match; text filters are exact and case-insensitive, bounds inclusive; a partial round date such as 2025-03 counts as its first day), newest first (sort=date for oldest first; ties by id). Paged by cursor: pass the answer's nextCursor back for the next page; there is no total. With updatedSince it is a change feed of the rounds written since then. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["fundingRounds-list"];
         put?: never;
@@ -622,6 +654,8 @@ export interface paths {
         /**
          * Investors, filtered, most portfolio companies first, keyset-paged
          * @description Every investor the dataset names (in a round or among a company's key investors), filtered by any combination of the parameters (all must match), most portfolio companies first (sort=name for by name; ties by id). Paged by cursor: pass the answer's nextCursor back for the next page; there is no total. Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["investors-list"];
         put?: never;
@@ -642,6 +676,8 @@ export interface paths {
         /**
          * One investor's portfolio companies, by name, keyset-paged
          * @description The companies linked to the investor (a round naming it, or its listing among the company's key investors), by company name then id, each with the date of its first round with the investor and whether it led one. Paged by cursor; there is no total (the investor's portfolioCount is one). Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["investors-portfolio"];
         put?: never;
@@ -662,6 +698,8 @@ export interface paths {
         /**
          * One investor, with its latest rounds
          * @description One investor and its 10 latest rounds, newest first (the rest: GET /api/funding-rounds?investor={id}). Billed at ten times the standard rate.
+         *
+         *     Needs a key with the scope `data:read` (private companies, rounds and investors (the premium-rate data)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["investors-byId"];
         put?: never;
@@ -782,11 +820,15 @@ export interface paths {
         /**
          * Floors, wallet and whether venue credentials are stored
          * @description The trading settings of the user in x-user-id: the LONG and SHORT floors buys use by default (0.20 and 0.15 until changed), the funding wallet, whether venue credentials are stored, and on the live venue the session key that signs the orders.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["tradingSettings-get"];
         /**
          * Change floors and wallet; answers the full settings
          * @description Changes only the fields sent (floors for the next buys, the funding wallet; null clears the wallet) and answers the full settings. A floor outside 0 to 1 is 400 INVALID_FLOOR.
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         put: operations["tradingSettings-update"];
         post?: never;
@@ -808,11 +850,15 @@ export interface paths {
         /**
          * Store venue credentials (checked with the venue, encrypted at rest)
          * @description Stores the user's venue API credentials, which buys and sales need: they are checked with the venue first (403 INVALID_CREDENTIALS when refused), encrypted at rest and never returned. Storing again replaces them.
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["tradingSettings-storeCredentials"];
         /**
          * Delete stored venue credentials (idempotent)
          * @description Deletes the user's stored venue credentials; the message says whether there were any. Buys and sales need credentials again afterwards.
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         delete: operations["tradingSettings-deleteCredentials"];
         options?: never;
@@ -832,6 +878,8 @@ export interface paths {
         /**
          * Open a LONG or SHORT position: one all-or-nothing order per band, sized to the amount
          * @description Plans the buy like POST /api/trading/quote (one order per band whose weight is positive, sized so the whole costs at most `amount`), then sends every order as fill-or-kill at its limit. If any band does not fill, the filled ones are sold back and the answer is 422 ORDER_REJECTED (the position records why). The floors default to the user's stored ones (PUT /api/trading/settings). Send an Idempotency-Key: a retry with the same key and body answers what the first request became, and never buys twice.
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["trading-buy"];
         delete?: never;
@@ -852,6 +900,8 @@ export interface paths {
         /**
          * A buy's exact plan against the books of this moment, without placing anything
          * @description Takes the body of POST /api/trading/buy and answers what that buy would send now: the shares, cost and limit price of each band, the units, the average price per unit, the most it can spend and the least amount this event, side and floors accept. Nothing is placed and no venue credentials are needed; 422 when the buy itself would be refused (event not open, amount under the minimum, maxAveragePrice exceeded).
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["trading-quote"];
         delete?: never;
@@ -872,6 +922,8 @@ export interface paths {
         /**
          * Sell a percentage of every band of a position at the bids (100 closes it)
          * @description Sells the same fraction of every band the position holds, each as an order at the bids it walks (POST /api/trading/sell/quote shows the plan). Bands without bids, or with fewer shares than the venue minimum, stay in the position and are listed in `unsold`. A partial percentage that would leave a band under the minimum is refused (422) with the percentages that work. Accepts an Idempotency-Key, like a buy.
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["trading-sell"];
         delete?: never;
@@ -892,6 +944,8 @@ export interface paths {
         /**
          * A sale's exact plan against the books of this moment, without placing anything: proceeds, average price per unit, P&L
          * @description Takes the positionId and percentage of POST /api/trading/sell and answers what that sale would send now: per band, the shares, worst bid reached, proceeds and cost basis leaving, and whether it can sell; in total, the proceeds, the average price per unit, the P&L and the partial percentages that keep the position's shape. Nothing is placed.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["trading-sellQuote"];
         delete?: never;
@@ -910,6 +964,8 @@ export interface paths {
         /**
          * The account's trading users (every x-user-id it has traded for or configured), most recently active first
          * @description Every trading user of the calling account (each x-user-id it has traded for or stored settings for), most recently active first, with how many positions each holds: for choosing whose positions to read. Needs only the key (no x-user-id).
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["tradingUsers-list"];
         put?: never;
@@ -930,6 +986,8 @@ export interface paths {
         /**
          * The user's positions, newest first, valued at the current bids
          * @description The positions of the user in x-user-id, newest first, each with its entry price, cost, what it would fetch now at the bids and its realised and unrealised P&L. Filter by status (open by default) and event (an unknown event is 404); page with limit and offset.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["positions-list"];
         put?: never;
@@ -952,6 +1010,8 @@ export interface paths {
         /**
          * Settle pending orders, then check every open position against the wallet's token balances
          * @description Brings the records in line with the chain: first settles the user's pending orders with the venue (like POST /api/trading/orders/sync), then reads the wallet's token balances: pending positions the balances prove are opened, open positions whose tokens are gone are closed, and tokens no position explains are listed as untracked.
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["positions-sync"];
         delete?: never;
@@ -970,6 +1030,8 @@ export interface paths {
         /**
          * One position with its bands
          * @description One position of the user: its totals like the list, its floors, why a failed buy was unwound, each band's shares with the price paid and the best bid now, and the percentages a sale of it accepts (partialSaleRange). 404 POSITION_NOT_FOUND for another user's position.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["positions-get"];
         put?: never;
@@ -990,6 +1052,8 @@ export interface paths {
         /**
          * What a position is worth now, band by band, at the bids
          * @description What the position's shares would fetch now, band by band at the best bids, its unrealised P&L, and the time of the market snapshot valued from. POST /api/trading/sell/quote gives the exact proceeds of a sale, walking the books.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["positions-value"];
         put?: never;
@@ -1010,6 +1074,8 @@ export interface paths {
         /**
          * The user's orders, newest first
          * @description Every order sent to the venue for the user in x-user-id, newest first: band, side, why it was sent (open, close or unwind), limit and fill prices, size, filled shares, fees and status. Filter by status and position; page with limit and offset.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["orders-list"];
         put?: never;
@@ -1032,6 +1098,8 @@ export interface paths {
         /**
          * Ask the venue about every PENDING order, apply the answers and settle the positions involved
          * @description For orders whose outcome is not known yet (a timeout, a crash, a venue that answered late): asks the venue about each PENDING order of the user, records what it became, and settles the buys and sales involved (a buy whose bands did not all fill is unwound). A trade that answered 503 is completed this way.
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["orders-sync"];
         delete?: never;
@@ -1050,6 +1118,8 @@ export interface paths {
         /**
          * One order
          * @description One order of the user, as the list shows it, with its band's (or ladder threshold token's) label, the shares still unfilled and the settlement transaction (null on the paper venue).
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["orders-get"];
         put?: never;
@@ -1070,6 +1140,8 @@ export interface paths {
         /**
          * Trades (fills), newest first, with a summary of the filtered set
          * @description Every fill of the user's orders and every settlement payout (action SETTLE), newest first, with shares, amount, price, fees and realised P&L; and the count, volume, fees and realised P&L of the whole filtered set. Filter by event (an unknown event is 404) and date range; page with limit and offset.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["orders-history"];
         put?: never;
@@ -1090,6 +1162,8 @@ export interface paths {
         /**
          * Positions paid out at their event's resolution, newest first, with a summary
          * @description When an event resolves (or is voided), each of its open positions settles: its winning-band shares pay $1 (voided: every share $0.50). This lists the user's settlements, newest first, with the payout, realised P&L and whether the venue has paid it yet, and sums up the filtered set. 404 for an unknown eventId.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["settlements-list"];
         put?: never;
@@ -1110,6 +1184,8 @@ export interface paths {
         /**
          * The user's portfolio over time: market value, cost basis, realised and unrealised P&L
          * @description One point per interval boundary in the range, then one at its end; when the range ends now (the default), the last point is valued like GET /trading/positions (every position, at the current bids). At most 2000 points.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["portfolio-history"];
         put?: never;
@@ -1130,12 +1206,16 @@ export interface paths {
         /**
          * The account's webhooks (never their secrets)
          * @description Every webhook of the calling account: its URL, the event types it receives, when it was created and, after a secret rotation, until when the previous secret still signs. Secrets are shown only when created or rotated. See docs/webhooks.md.
+         *
+         *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["webhooks-list"];
         put?: never;
         /**
          * Register a webhook: its events are POSTed to the URL, signed (Standard Webhooks); the secret is returned only here
          * @description At most 10 webhooks per account. The URL must be https and resolve to public addresses only (loopback, private, link-local and metadata addresses are refused). See docs/webhooks.md.
+         *
+         *     Needs a key with the scope `account:write` (webhooks (create, delete, test, rotate the secret)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["webhooks-create"];
         delete?: never;
@@ -1157,6 +1237,8 @@ export interface paths {
         /**
          * Delete a webhook: it receives nothing more and its pending deliveries stop
          * @description Deletes the webhook at once: no new event is sent to it, and its pending deliveries end as failed. 404 when the account has no such webhook.
+         *
+         *     Needs a key with the scope `account:write` (webhooks (create, delete, test, rotate the secret)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         delete: operations["webhooks-delete"];
         options?: never;
@@ -1176,6 +1258,8 @@ export interface paths {
         /**
          * Send a webhook.test event to this webhook only, through the normal delivery (signed, retried, recorded)
          * @description Queues a webhook.test event for this webhook alone and answers 202 with its delivery, before it is sent: check your receiver, or GET /api/webhooks/{id}/deliveries for the outcome. It is signed and retried like any event.
+         *
+         *     Needs a key with the scope `account:write` (webhooks (create, delete, test, rotate the secret)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["webhooks-test"];
         delete?: never;
@@ -1196,6 +1280,8 @@ export interface paths {
         /**
          * A new signing secret, returned only here; the previous one keeps signing beside it for 24 hours
          * @description Replaces the signing secret. For 24 hours every delivery carries both signatures (the webhook-signature header lists both), so a receiver can switch to the new secret without missing a delivery; then only the new one signs.
+         *
+         *     Needs a key with the scope `account:write` (webhooks (create, delete, test, rotate the secret)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         post: operations["webhooks-rotateSecret"];
         delete?: never;
@@ -1214,6 +1300,8 @@ export interface paths {
         /**
          * A webhook's deliveries, newest first: status, attempts, the last answer or error
          * @description The deliveries of one webhook, newest first: the event, its status (pending, succeeded, failed), how many attempts, the receiver's last HTTP status or error, and when a pending one is tried next. Filter by status; page with limit and offset. See docs/webhooks.md for the retry schedule.
+         *
+         *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["webhooks-deliveries"];
         put?: never;
@@ -1334,6 +1422,8 @@ export interface paths {
         /**
          * The user's own order, position, settlement and balance events (server-sent events)
          * @description With `Accept: text/event-stream`: a stream of server-sent events — the events of this user and the account-wide ones (balance, deposits), each with an `id:`; a `ready` event carrying the resume id once caught up; `: ping` every STREAM_HEARTBEAT_MS. Resume with Last-Event-ID. Billed, with a key or a session alike: one standard request to open, one more per full minute held (the stream ends with an `error` event when a charge is refused, or the session has ended); at most STREAM_MAX_PER_KEY open per API key or session, STREAM_MAX_PER_ACCOUNT per account (all its keys and sessions together) and STREAM_MAX_PER_IP per client address, public streams included (429). Without that Accept: up to 500 events after lastEventId as JSON, and the id to resume from. See docs/streams.md.
+         *
+         *     Needs a key with the scope `trading:read` (positions, orders, history, settlements, quotes, the trading users and the account stream); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         get: operations["streams-accountCatchUp"];
         put?: never;
@@ -1554,7 +1644,7 @@ export interface components {
              * @example BAD_REQUEST
              * @enum {string}
              */
-            code: "BAD_REQUEST" | "INVALID_FLOOR" | "UNAUTHORIZED" | "INSUFFICIENT_BALANCE" | "INVALID_CREDENTIALS" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "POSITION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "IDEMPOTENCY_IN_PROGRESS" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "ORDER_REJECTED" | "IDEMPOTENCY_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "VENUE_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+            code: "BAD_REQUEST" | "INVALID_FLOOR" | "UNAUTHORIZED" | "INSUFFICIENT_BALANCE" | "INVALID_CREDENTIALS" | "FORBIDDEN" | "FORBIDDEN_ORIGIN" | "NOT_FOUND" | "POSITION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "IDEMPOTENCY_IN_PROGRESS" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "ORDER_REJECTED" | "IDEMPOTENCY_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "VENUE_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
             /** @example limit: Too big: expected number to be <=10000 */
             message: string;
             /**
@@ -1993,7 +2083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2111,7 +2201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2269,7 +2359,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2402,7 +2492,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2531,7 +2621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2657,7 +2747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2833,7 +2923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3006,7 +3096,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3188,7 +3278,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3388,7 +3478,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3502,6 +3592,16 @@ export interface operations {
                             capPeriod: ("day" | "month") | null;
                             /** @description Spent in the current day or month (capped keys) */
                             spentThisPeriodUsd: number | null;
+                            /**
+                             * @description What the key may do: every billed key route needs one of these (docs/accounts.md, "Scoped keys")
+                             * @example [
+                             *       "data:read",
+                             *       "trading:read"
+                             *     ]
+                             */
+                            scopes: ("data:read" | "trading:read" | "trading:write" | "account:read" | "account:write")[];
+                            /** @description true: created without scopes, so it holds every scope, including any added later */
+                            allScopes: boolean;
                         }[];
                     };
                 };
@@ -3532,7 +3632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3630,7 +3730,11 @@ export interface operations {
                  * @example {
                  *       "name": "production backend",
                  *       "spendCapUsd": 50,
-                 *       "capPeriod": "month"
+                 *       "capPeriod": "month",
+                 *       "scopes": [
+                 *         "data:read",
+                 *         "trading:read"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -3650,6 +3754,14 @@ export interface operations {
                      * @enum {string}
                      */
                     capPeriod?: "day" | "month";
+                    /**
+                     * @description What the key may do, one or more of data:read, trading:read, trading:write, account:read, account:write; a call outside them is 403 FORBIDDEN and costs nothing. Absent: every scope (today's keys)
+                     * @example [
+                     *       "data:read",
+                     *       "trading:read"
+                     *     ]
+                     */
+                    scopes?: ("data:read" | "trading:read" | "trading:write" | "account:read" | "account:write")[];
                 };
             };
         };
@@ -3676,6 +3788,16 @@ export interface operations {
                         createdAt: string;
                         spendCapUsd: number | null;
                         capPeriod: ("day" | "month") | null;
+                        /**
+                         * @description What the key may do: every billed key route needs one of these (docs/accounts.md, "Scoped keys")
+                         * @example [
+                         *       "data:read",
+                         *       "trading:read"
+                         *     ]
+                         */
+                        scopes: ("data:read" | "trading:read" | "trading:write" | "account:read" | "account:write")[];
+                        /** @description true: created without scopes, so it holds every scope, including any added later */
+                        allScopes: boolean;
                     };
                 };
             };
@@ -3705,7 +3827,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3865,7 +3987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4042,7 +4164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4203,7 +4325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4398,7 +4520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4606,7 +4728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4798,7 +4920,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4974,7 +5096,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5197,7 +5319,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5366,7 +5488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5668,7 +5790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5825,7 +5947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5968,7 +6090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6127,7 +6249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6438,7 +6560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6652,7 +6774,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6848,7 +6970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7173,7 +7295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7360,7 +7482,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7593,7 +7715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7852,7 +7974,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8044,7 +8166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8212,7 +8334,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8461,7 +8583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8630,7 +8752,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8830,7 +8952,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8960,7 +9082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9143,7 +9265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9360,7 +9482,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9543,7 +9665,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9723,7 +9845,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9923,7 +10045,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10094,7 +10216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10359,7 +10481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10665,7 +10787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10938,7 +11060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11217,7 +11339,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11427,7 +11549,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11621,7 +11743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11828,7 +11950,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12064,7 +12186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12244,7 +12366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12451,7 +12573,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12627,7 +12749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12836,7 +12958,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13040,7 +13162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13256,7 +13378,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13438,7 +13560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13590,7 +13712,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13772,7 +13894,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13950,7 +14072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14158,7 +14280,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14353,7 +14475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14579,7 +14701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14776,7 +14898,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14963,7 +15085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15132,7 +15254,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15327,7 +15449,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15581,7 +15703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15774,7 +15896,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -8,6 +8,7 @@
  *    that route really answers,
  *  - which the code samples (openapi-code-samples.ts) are then built from.
  */
+import { missingScopeMessage, SCOPES } from '../../accounts/scopes.ts';
 import type { ExampleObject, OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, RequestBodyObject, SchemaObject } from 'openapi3-ts/oas31';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.ts';
 import type { Route } from './route-table.ts';
@@ -223,9 +224,10 @@ function defaultErrors(status: number, route: Route, operation: OperationObject,
     case 402:
       return [['INSUFFICIENT_BALANCE', 'Account balance is below the cost of this request; add funds']];
     case 403:
-      return route.type === 'mutation'
-        ? [['FORBIDDEN_ORIGIN', 'A request that changes something with a session cookie must come from https://pre-ipo.example (its Origin header is https://elsewhere.example)']]
-        : [['FORBIDDEN_ORIGIN', 'Origin https://elsewhere.example is not allowed']];
+      return [
+        ...(route.meta.scope ? ([['FORBIDDEN', missingScopeMessage(route.meta.scope, SCOPES.filter((s) => s !== route.meta.scope).slice(0, 1))]] as ErrorCase[]) : []),
+        ...originRefusal(route),
+      ];
     case 404:
       return [['NOT_FOUND', 'No account acme; creating its first key (POST /api/keys) creates it']];
     case 409:
@@ -239,6 +241,13 @@ function defaultErrors(status: number, route: Route, operation: OperationObject,
     default:
       throw new Error(`OpenAPI: no error example for status ${status} (${route.method} ${route.template})`);
   }
+}
+
+/** The refused browser Origin every operation may answer (403 FORBIDDEN_ORIGIN). */
+function originRefusal(route: Route): ErrorCase[] {
+  return route.type === 'mutation'
+    ? [['FORBIDDEN_ORIGIN', 'A request that changes something with a session cookie must come from https://pre-ipo.example (its Origin header is https://elsewhere.example)']]
+    : [['FORBIDDEN_ORIGIN', 'Origin https://elsewhere.example is not allowed']];
 }
 
 function addErrorExamples(operation: OperationObject, route: Route, facts: TransportFacts) {

@@ -3,6 +3,7 @@
  * module then states what the generator cannot know, from each route's `access` and `billing` meta:
  * the auth schemes and headers, our single error body, and the response headers. Built once at start.
  */
+import { SCOPE_DESCRIPTIONS } from '../../accounts/scopes.ts';
 import type { AnyTRPCRouter } from '@trpc/server';
 import { EXAMPLE_USER } from '../procedures/user-member.ts';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
@@ -76,7 +77,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'Request body larger than the limit, with or without Content-Length (PAYLOAD_TOO_LARGE)',
   415: 'A body whose Content-Type is not application/json (UNSUPPORTED_MEDIA_TYPE)',
   402: 'Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE)',
-  403: 'Forbidden: a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS)',
+  403: 'Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS)',
   404: 'Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist)',
   409: 'Conflict (IDEMPOTENCY_IN_PROGRESS)',
   422: 'Rejected (ORDER_REJECTED, IDEMPOTENCY_MISMATCH)',
@@ -213,6 +214,12 @@ function describeOperation(doc: OpenAPIObject, route: Route) {
   const access = route.meta.access ?? 'public';
   // Routes that also take a customer's session list it as an alternative scheme.
   operation.security = route.meta.session && access !== 'session' ? [...SECURITY[access], { Session: [] }] : SECURITY[access];
+  // The scope a key needs (an apiKey scheme's requirement cannot carry scopes in OpenAPI 3.0): an
+  // extension for tools, and a sentence for people.
+  if (route.meta.scope) {
+    (operation as Record<string, unknown>)['x-required-scope'] = route.meta.scope;
+    operation.description = `${operation.description ?? ''}\n\nNeeds a key with the scope \`${route.meta.scope}\` (${SCOPE_DESCRIPTIONS[route.meta.scope]}); without it, 403 FORBIDDEN, not charged. A session holds every scope.`.trim();
+  }
   operation.parameters = [
     // Path parameters are always required (the generator cannot tell for preprocessed schemas).
     ...(operation.parameters ?? []).map((p) => ('in' in p && p.in === 'path' ? { ...p, required: true } : p)),

@@ -1,7 +1,7 @@
 /**
  * The access rules' gates: each narrows the context (who is calling) and carries the cross-cutting
  * rules of its procedures, in the order of docs/decisions.md §4:
- *   authenticate (401) → input and user id (400) → rate limit (429) → reserve the cost (402) → handler,
+ *   authenticate (401) → input and user id (400) → rate limit (429) → reserve the cost (the scope 403, then 402) → handler,
  * and a failed handler has its reservation reversed (the admission's `settle`). Route handlers never
  * re-check any of it. Both transports call these same functions (definition.ts).
  *
@@ -96,7 +96,7 @@ async function admit(call: GateCall, rule: BilledRule): Promise<Admitted> {
 
 /**
  * One billed call, in the order of docs/decisions.md §4:
- * failed-authentication gate (429) → key shape (401) → input, user id (400) → rate limit (429) → key and cost (401, 402).
+ * failed-authentication gate (429) → key shape (401) → input, user id (400) → rate limit (429) → key, scope and cost (401, 403, 402).
  * The key, the reservation and the usage row are ONE database round trip (admitBilledRequest). The
  * refusals before it (400, 429) look the key up first, so an invalid key is always answered 401.
  */
@@ -158,6 +158,7 @@ async function reserve(call: GateCall, tier: PriceTier, payer: Payer, provisiona
       concurrentBatches: ctx.services.database.kind === 'pglite' ? 1 : 2,
       usageId,
       provisionalSeconds,
+      scope: call.meta.scope,
     }, (accountId) => (ctx.logFields.accountId = accountId));
   } catch (error) {
     if (!(error instanceof ApiError)) ctx.services.refunds.refundLater({ usageId, accountId: '', costMicros: 0 });

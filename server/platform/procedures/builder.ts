@@ -7,6 +7,7 @@
  * per procedure; no `.use()`: cross-cutting rules belong to an access rule).
  */
 import { z } from 'zod';
+import { defaultScope } from '../../accounts/scopes.ts';
 import { inputError } from '../../errors.ts';
 import { roundAnswerNumbers } from '../../lib/answer-numbers.ts';
 import { t } from './trpc.ts';
@@ -42,6 +43,14 @@ function gateMiddleware(rule: AccessRule, input: z.ZodType | undefined) {
 }
 
 type Partial = Omit<ProcedureDefinition, 'kind' | 'handler'>;
+
+/** A billed key route's meta with its scope: the one it names, or its default (scopes.ts); none is an error. */
+function withScope(meta: RouteMeta, kind: ProcedureKind): RouteMeta {
+  if (meta.access !== 'key' && meta.access !== 'user') return meta;
+  const scope = meta.scope ?? defaultScope(meta, kind);
+  if (!scope) throw new Error(`procedure builder: the key route ${meta.openapi?.path ?? '(no path)'} names no scope (meta.scope)`);
+  return { ...meta, scope };
+}
 
 /** After the input schema: the handler gets the input without the `userId` member (the gate read it). */
 const dropUserMember = t.middleware(({ input, next }) => next({ input: withoutUserMember(input) }));
@@ -91,15 +100,16 @@ class DefinitionBuilder {
   }
 
   private build(kind: ProcedureKind, handler: ProcedureDefinition['handler'], make: (builder: TrpcBuilder) => object): object {
-    const { rule, meta, input, output } = this.definition;
+    const { rule, input, output } = this.definition;
     // A trading user's route without parameters still takes the `userId` member, and nothing else.
     if (rule.namesUser && !input) return this.input(z.strictObject({}).prefault({} as never)).build(kind, handler, make);
+    const meta = withScope(this.definition.meta, kind);
     let trpc = (t.procedure as unknown as TrpcBuilder).meta(meta).use(gateMiddleware(rule, input));
     if (input) trpc = trpc.input(input);
     if (input && rule.namesUser) trpc = trpc.use(dropUserMember);
     if (output) trpc = trpc.output(output);
     const procedure = make(trpc);
-    registerDefinition(procedure, { ...this.definition, kind, handler });
+    registerDefinition(procedure, { ...this.definition, meta, kind, handler });
     return procedure;
   }
 }

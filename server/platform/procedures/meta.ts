@@ -5,6 +5,7 @@
  * definitions: that was a cycle).
  */
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { Scope } from '../../accounts/scopes.ts';
 import type { RequestContext } from './context.ts';
 
 /** Who may call a procedure; set once by the base procedures, read by the docs and the security tests. */
@@ -25,6 +26,12 @@ export type RouteMeta = OpenApiMeta<{
   billing?: 'standard' | 'premium';
   /** A billed key route whose call costs several requests of its tier, by its input (see Units); one when absent. */
   units?: Units;
+  /**
+   * The scope a key needs to call this billed key route (server/accounts/scopes.ts). Set by the
+   * builder from the route's price and kind when the definition names none; every billed key route
+   * ends with one (the builder refuses one without).
+   */
+  scope?: Scope;
   /** Accepts an Idempotency-Key header (buy, sell). */
   idempotent?: boolean;
   /** A dashboard route that creates the x-account-id account when it does not exist (POST /keys). */
