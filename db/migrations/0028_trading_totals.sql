@@ -37,9 +37,12 @@ SELECT account_id, user_id,
   ) s
  GROUP BY 1, 2;
 --> statement-breakpoint
--- Adds (or takes away) one user's deltas; every trigger below goes through it.
+-- Adds (or takes away) one user's deltas; every trigger below goes through it. PL/pgSQL, not SQL: a SQL
+-- function called from a trigger is parsed and planned again on every call (23 times a buy); PL/pgSQL
+-- keeps its statement's plan for the connection's life.
 CREATE FUNCTION trading_totals_add(a text, u text, pp bigint, po bigint, pc bigint, ps bigint, op bigint, om bigint, oc bigint, orj bigint, tr bigint, vol bigint, fee bigint, pnl bigint)
-RETURNS void LANGUAGE sql AS $$
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
   INSERT INTO trading_totals AS t VALUES (a, u, pp, po, pc, ps, op, om, oc, orj, tr, vol, fee, pnl)
   ON CONFLICT (account_id, user_id) DO UPDATE SET
     positions_pending = t.positions_pending + excluded.positions_pending,
@@ -53,8 +56,8 @@ RETURNS void LANGUAGE sql AS $$
     trades = t.trades + excluded.trades,
     volume_micros = t.volume_micros + excluded.volume_micros,
     fees_micros = t.fees_micros + excluded.fees_micros,
-    realized_pnl_micros = t.realized_pnl_micros + excluded.realized_pnl_micros
-$$;
+    realized_pnl_micros = t.realized_pnl_micros + excluded.realized_pnl_micros;
+END $$;
 --> statement-breakpoint
 CREATE FUNCTION positions_totals_keep() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

@@ -8,13 +8,18 @@
 --    unique index, which rolls back the whole statement (no money moves);
 --  - a fill moves collateral and shares by conditional writes (>=); when the condition fails the
 --    order is recorded REJECTED (insufficient balance or shares) with nothing moved.
-CREATE OR REPLACE FUNCTION paper_place_order(
+-- PL/pgSQL, not SQL, so its statement's plan is kept for the connection's life (a SQL function is
+-- planned again for every statement that calls it).
+CREATE FUNCTION paper_place_order(
   p_account_id text, p_user_id text, p_client_order_id text, p_token_id text, p_side text,
   p_requested bigint, p_refused text, p_shares bigint, p_amount bigint, p_id text
 ) RETURNS TABLE (
   id text, "clientOrderId" text, "tokenId" text, side text, status text,
   "requestedMicros" bigint, "filledMicros" bigint, "notionalMicros" bigint, reason text
-) LANGUAGE sql VOLATILE AS $$
+) LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   with account as (
     select account_id, user_id from paper_accounts
      where account_id = p_account_id and user_id = p_user_id for update
@@ -61,5 +66,5 @@ CREATE OR REPLACE FUNCTION paper_place_order(
       from proceed, outcome
     returning paper_orders.id, client_order_id, token_id, paper_orders.side, paper_orders.status, requested_micros, filled_micros, notional_micros, paper_orders.reason
   )
-  select * from placed union all select * from earlier
-$$;
+  select * from placed union all select * from earlier;
+END $$;

@@ -82,7 +82,7 @@ interface OutcomeRow {
   capPeriod: 'day' | 'month' | null;
   datasetVersion: string | number | bigint;
   lacksScope: boolean;
-  keyScopes: string[] | string | null;
+  keyScopes: string[] | null;
 }
 
 const MONTH = sql.raw(`to_char(now() at time zone 'UTC', 'YYYY-MM')`);
@@ -174,13 +174,6 @@ interface Waiting {
 }
 
 const toNumber = (v: string | number | bigint | null) => (v === null ? null : Number(v));
-
-/** A text[] as the drivers return it: an array, or PostgreSQL's literal ("{a,b}") where not parsed. */
-function textArray(v: string[] | string | null): string[] | null {
-  if (v === null || Array.isArray(v)) return v;
-  const inner = v.replace(/^\{|\}$/g, '');
-  return inner === '' ? [] : inner.split(',').map((s) => s.replace(/^"|"$/g, ''));
-}
 
 /** What every request of a batch shares: the process's standard rate and commit mode. */
 export interface BatchTerms {
@@ -284,7 +277,7 @@ class AdmissionQueue {
         capPeriod: row.capPeriod,
         datasetVersion: Number(row.datasetVersion),
         lacksScope: row.lacksScope,
-        keyScopes: textArray(row.keyScopes),
+        keyScopes: row.keyScopes,
       });
     });
   }

@@ -50,7 +50,9 @@ for an account that does not exist. A customer may instead sign in with their wa
 session's calls on a billed route are billed to its account exactly like a key's (usage records
 without a key id); routes unbilled for keys stay unbilled for sessions. A request that changes something with a
 session must carry an \`Origin\` of this service or of CORS_ORIGINS (403 FORBIDDEN_ORIGIN). A client IP that presents more than a few invalid keys gets
-429 RATE_LIMITED (with \`Retry-After\`) before its keys are looked up.
+429 RATE_LIMITED (with \`Retry-After\`) before its keys are looked up. A key may be limited to scopes
+(\`POST /keys\`, \`scopes\`): each billed key operation names the one it needs in \`x-required-scope\`,
+and a key without it is 403 FORBIDDEN, checked after the input and the rate limit, and not charged.
 
 Limits on every request (also in \`x-request-limits\` of this document's \`info\`): a body of at most
 ${maxBodyBytes} bytes (413 PAYLOAD_TOO_LARGE, with or without Content-Length), at most
