@@ -23,6 +23,7 @@ const sessionView = z.object({
 export const authRouter = router({
   nonce: publicProcedure
     .meta({
+      mcp: false, // a browser's sign-in step, not an agent's tool
       openapi: {
         method: 'GET',
         path: '/auth/nonce',
@@ -44,6 +45,7 @@ export const authRouter = router({
 
   verify: publicProcedure
     .meta({
+      mcp: false, // a browser's sign-in step, not an agent's tool
       openapi: {
         method: 'POST',
         path: '/auth/verify',
@@ -94,6 +96,7 @@ export const authRouter = router({
   /** For a page deciding what to show: never 401 (a signed-out visitor is an answer, not an error). */
   status: publicProcedure
     .meta({
+      mcp: false, // a browser's sign-in step, not an agent's tool
       openapi: {
         method: 'GET',
         path: '/auth/status',

@@ -4,6 +4,7 @@ import { router } from '../server/platform/procedures/trpc.ts';
 import { accountCreatingProcedure, dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { SCOPES, type Scope } from '../server/accounts/scopes.ts';
+import { MODES, TEST_KEY_SCOPES } from '../server/accounts/modes.ts';
 import { iso, isoOrNull, isoString, noInput, usdAmount } from './params.ts';
 
 const TAG = ['API keys (dashboard)'];
@@ -14,6 +15,10 @@ const scopeMembers = {
   allScopes: z.boolean().meta({ description: 'true: created without scopes, so it holds every scope, including any added later' }),
 };
 const scopeView = (scopes: readonly Scope[] | null) => ({ scopes: scopes ? [...scopes] : [...SCOPES], allScopes: scopes === null });
+
+const modeMember = {
+  mode: z.enum(MODES).meta({ description: 'live: trades on the configured venue, billed from the balance. test: trades on the paper venue, with its own positions, orders, history, webhooks, usage and balance, billed at the test price (docs/accounts.md, "Test mode")', example: 'live' }),
+};
 
 const keyRecord = z.object({
   id: z.string(),
@@ -26,6 +31,7 @@ const keyRecord = z.object({
   capPeriod: z.enum(['day', 'month']).nullable(),
   spentThisPeriodUsd: z.number().nullable().meta({ description: 'Spent in the current day or month (capped keys)' }),
   ...scopeMembers,
+  ...modeMember,
 });
 
 const capView = (k: { spendCapMicros: number | null; capPeriod: 'day' | 'month' | null; spentMicros?: number }) => ({
@@ -51,7 +57,7 @@ export const keysRouter = router({
     .output(z.object({ keys: z.array(keyRecord) }))
     .query(async ({ ctx }) => {
       const keys = await listApiKeys(ctx.services.database.db, ctx.accountId);
-      return { keys: keys.map((k) => ({ id: k.id, name: k.name, maskedKey: k.maskedKey, status: k.status, createdAt: iso(k.createdAt), lastUsed: isoOrNull(k.lastUsed), ...capView(k), ...scopeView(k.scopes) })) };
+      return { keys: keys.map((k) => ({ id: k.id, name: k.name, maskedKey: k.maskedKey, status: k.status, createdAt: iso(k.createdAt), lastUsed: isoOrNull(k.lastUsed), ...capView(k), ...scopeView(k.scopes), mode: k.mode })) };
     }),
 
   /** The one dashboard route that may name a new account: its first key creates it. */
@@ -64,7 +70,7 @@ export const keysRouter = router({
         tags: TAG,
         summary: 'Create an API key; the full key is returned only here',
         description:
-          'Creates a key for the account named by x-account-id; an account\'s first key creates the account. The answer\'s `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account\'s other keys keep working). Optional `scopes` limit what the key may do (a call outside them is 403 FORBIDDEN and costs nothing); without them it may do everything.',
+          'Creates a key for the account named by x-account-id; an account\'s first key creates the account. The answer\'s `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account\'s other keys keep working). Optional `scopes` limit what the key may do (a call outside them is 403 FORBIDDEN and costs nothing); without them it may do everything. `mode: "test"` makes a test key (`pipo_test_…`): it trades on the paper venue with the account\'s test side — positions, orders, history, webhooks, usage and balance of its own — at the test price, and never reads private-company data (it holds every scope but data:read).',
       },
       successStatus: 201,
     })
@@ -80,7 +86,12 @@ export const keysRouter = router({
             .max(SCOPES.length)
             .refine((s) => new Set(s).size === s.length, { message: 'each scope once' })
             .optional()
-            .meta({ description: `What the key may do, one or more of ${SCOPES.join(', ')}; a call outside them is 403 FORBIDDEN and costs nothing. Absent: every scope (today's keys)`, example: ['data:read', 'trading:read'] }),
+            .meta({ description: `What the key may do, one or more of ${SCOPES.join(', ')}; a call outside them is 403 FORBIDDEN and costs nothing. Absent: every scope (today's keys); a test key's: every scope but data:read`, example: ['data:read', 'trading:read'] }),
+          mode: modeMember.mode.optional().meta({ description: 'live (default) or test', example: 'test' }),
+        })
+        .refine((input) => input.mode !== 'test' || !input.scopes?.includes('data:read'), {
+          path: ['scopes'],
+          message: 'a test key cannot hold data:read: private-company data is the same in both modes and is read with a live key',
         })
         .refine((input) => input.capPeriod === undefined || input.spendCapUsd !== undefined, { path: ['capPeriod'], message: 'needs spendCapUsd' }),
     )
@@ -94,6 +105,7 @@ export const keysRouter = router({
         spendCapUsd: z.number().nullable(),
         capPeriod: z.enum(['day', 'month']).nullable(),
         ...scopeMembers,
+        ...modeMember,
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -102,10 +114,11 @@ export const keysRouter = router({
         name: input.name,
         spendCapMicros: input.spendCapUsd === undefined ? null : usdToMicros(input.spendCapUsd),
         capPeriod: input.capPeriod,
-        scopes: input.scopes,
+        scopes: input.mode === 'test' ? (input.scopes ?? TEST_KEY_SCOPES) : input.scopes,
+        mode: input.mode,
       });
       const { spendCapUsd, capPeriod } = capView(created);
-      return { id: created.id, name: created.name, key: created.key, maskedKey: created.maskedKey, createdAt: iso(created.createdAt), spendCapUsd, capPeriod, ...scopeView(created.scopes) };
+      return { id: created.id, name: created.name, key: created.key, maskedKey: created.maskedKey, createdAt: iso(created.createdAt), spendCapUsd, capPeriod, ...scopeView(created.scopes), mode: created.mode };
     }),
 
   revoke: dashboardProcedure

@@ -10,6 +10,7 @@ import { userProcedure } from '../server/platform/procedures/base.ts';
 import { isoString, optionalParams, wholeNumber } from './params.ts';
 import { positionDetail as detailShape, positionStatus, positionSummary as summaryShape } from './trading-outputs.ts';
 import { eventFilter, pageFields, pageOffset } from './trading-paging.ts';
+import { venueOf } from '../server/trading/venue-of.ts';
 
 const TAGS = ['Positions'];
 const positionId = z.strictObject({ id: z.string().min(1).max(64).meta({ description: 'Position id (pos_…)', example: 'pos_8Hn3QwZr5KcV2mTy7LpX9d' }) });
@@ -109,7 +110,7 @@ export const positionsRouter = router({
     .query(async ({ ctx, input }) => {
       const { position, bands, realizedMicros } = await getPosition(ctx.services.database.db, ctx.user, input.id);
       const snapshot = await ctx.services.marketData.snapshot();
-      return positionDetail(position, bands, snapshot.events.find((e) => e.id === position.eventId), snapshot.books, realizedMicros, ctx.services.venue.rules);
+      return positionDetail(position, bands, snapshot.events.find((e) => e.id === position.eventId), snapshot.books, realizedMicros, venueOf(ctx.services, ctx.user.accountId).rules);
     }),
 
   value: userProcedure

@@ -10,6 +10,9 @@ import type { Services } from '../server/platform/services.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { userProcedure } from '../server/platform/procedures/base.ts';
 import { optionalParams } from './params.ts';
+import { venueOf } from '../server/trading/venue-of.ts';
+import { resetTestUser } from '../server/trading/reset.ts';
+import { microsToUsd } from '../server/lib/money.ts';
 
 const TAGS = ['Trading settings and credentials'];
 
@@ -95,8 +98,8 @@ export const tradingSettingsRouter = router({
     )
     .output(outcome)
     .mutation(async ({ ctx, input }) => {
-      const { database, venue, credentialCipher } = ctx.services;
-      await storeCredentials(database.db, venue, credentialCipher, ctx.user, input);
+      const { database, credentialCipher } = ctx.services;
+      await storeCredentials(database.db, venueOf(ctx.services, ctx.user.accountId), credentialCipher, ctx.user, input);
       return { success: true, message: 'Venue credentials stored' };
     }),
 
@@ -114,5 +117,23 @@ export const tradingSettingsRouter = router({
     .mutation(async ({ ctx }) => {
       const deleted = await deleteCredentials(ctx.services.database.db, ctx.user);
       return { success: true, message: deleted ? 'Venue credentials deleted' : 'No venue credentials were stored' };
+    }),
+
+  reset: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/trading/reset',
+        tags: TAGS,
+        summary: 'Start a test user again: its test-mode positions, orders and history removed, the paper balance restored (test keys only)',
+        description:
+          'With a test key (pipo_test_…): removes every position, order, trade, settlement and idempotency key of the user in test mode and gives its paper account the starting balance again; the settings and stored credentials stay. 403 FORBIDDEN with a live key (live records are never erased); 422 ORDER_REJECTED while an order of the user is still PENDING (POST /api/trading/orders/sync first).',
+        errorResponses: [403, 422],
+      },
+    })
+    .output(z.object({ success: z.literal(true), positionsRemoved: z.number().int().meta({ description: 'Positions removed (open or not)' }), paperBalance: z.number().meta({ description: 'The paper account\'s collateral now, USD' }) }))
+    .mutation(async ({ ctx }) => {
+      const { positionsRemoved, collateralMicros } = await resetTestUser(ctx.services, ctx.user);
+      return { success: true as const, positionsRemoved, paperBalance: microsToUsd(collateralMicros) };
     }),
 });

@@ -95,6 +95,7 @@ const envSchema = z.object({
     .transform(csv)
     .pipe(z.array(z.string().regex(/^[0-9a-fA-F]{64}$/, 'each key must be 64 hexadecimal characters'))),
   COST_PER_REQUEST_USD: usdAmount('0.002', '0.002'),
+  TEST_COST_PER_REQUEST_USD: usdAmount('0', '0'),
   BILLING_SYNCHRONOUS_COMMIT: boolean(false),
   CORS_ORIGINS: z.string().optional().transform(csv).pipe(z.array(origin)),
   REDIS_URL: z
@@ -105,6 +106,8 @@ const envSchema = z.object({
   RATE_LIMIT_KEY_BURST: int(100, 1, 1_000_000),
   RATE_LIMIT_TRADE_RPS: rate(10),
   RATE_LIMIT_TRADE_BURST: int(20, 1, 1_000_000),
+  RATE_LIMIT_TEST_RPS: rate(5),
+  RATE_LIMIT_TEST_BURST: int(50, 1, 1_000_000),
   RATE_LIMIT_IP_RPS: rate(20),
   RATE_LIMIT_IP_BURST: int(40, 1, 1_000_000),
   TRUST_PROXY: boolean(false),
@@ -213,6 +216,8 @@ export interface Config {
   /** Older keys that still open rows sealed before a rotation. */
   tradingEncryptionPreviousKeys: string[];
   costPerRequestMicros: number;
+  /** The standard price of a test key's call (docs/accounts.md, "Test mode"), from its account's test balance; 0 = free. */
+  testCostPerRequestMicros: number;
   /** Wait for the WAL flush when committing a request's charge (see accounts/billing.ts). */
   billingSynchronousCommit: boolean;
   corsOrigins: string[];
@@ -222,7 +227,8 @@ export interface Config {
    * signIn: wallet sign-ins — nonces per client IP, verifications per client IP and per wallet (server/platform/procedures/sign-in-limits.ts).
    * depositFailure: failed deposit claims, per account and per client IP (server/platform/procedures/deposit-claim-limits.ts).
    */
-  rateLimits: { key: RateRule; trade: RateRule; ip: RateRule; authFailure: RateRule; depositFailure: RateRule; signIn: RateRule };
+  /** `test`: a test key's calls, per account (its test side) and per client address (accounts/modes.ts): free calls are bounded where money is not. */
+  rateLimits: { key: RateRule; trade: RateRule; test: RateRule; ip: RateRule; authFailure: RateRule; depositFailure: RateRule; signIn: RateRule };
   trustProxy: boolean;
   /** How many proxies we run in front of the service: the client IP is the address the outermost one saw. */
   trustProxyHops: number;
@@ -331,12 +337,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tradingEncryptionKey: e.TRADING_ENCRYPTION_KEY?.toLowerCase(),
     tradingEncryptionPreviousKeys: e.TRADING_ENCRYPTION_PREVIOUS_KEYS.map((k) => k.toLowerCase()),
     costPerRequestMicros: e.COST_PER_REQUEST_USD,
+    testCostPerRequestMicros: e.TEST_COST_PER_REQUEST_USD,
     billingSynchronousCommit: e.BILLING_SYNCHRONOUS_COMMIT,
     corsOrigins: e.CORS_ORIGINS,
     redisUrl: e.REDIS_URL,
     rateLimits: {
       key: { rps: e.RATE_LIMIT_KEY_RPS, burst: e.RATE_LIMIT_KEY_BURST },
       trade: { rps: e.RATE_LIMIT_TRADE_RPS, burst: e.RATE_LIMIT_TRADE_BURST },
+      test: { rps: e.RATE_LIMIT_TEST_RPS, burst: e.RATE_LIMIT_TEST_BURST },
       ip: { rps: e.RATE_LIMIT_IP_RPS, burst: e.RATE_LIMIT_IP_BURST },
       authFailure: { rps: e.RATE_LIMIT_AUTH_FAILURE_RPS, burst: e.RATE_LIMIT_AUTH_FAILURE_BURST },
       signIn: { rps: e.RATE_LIMIT_SIGN_IN_RPS, burst: e.RATE_LIMIT_SIGN_IN_BURST },

@@ -25,8 +25,10 @@ const SRC = join(CLIENT, 'src');
 const DIST = join(CLIENT, 'dist');
 const WORK = join(CLIENT, '.build');
 const ENTRY_POINTS = ['index.ts', 'rest.ts'].map((name) => join(SRC, name));
-/** What dist may import besides its own files: the package's dependencies and peer dependencies. */
-const ALLOWED_IMPORTS = ['@trpc/client', '@trpc/server', '@trpc/server/observable', 'openapi-fetch'];
+/** The `pre-ipo` command (package.json bin): Node's, so built apart, for Node. */
+const CLI_ENTRY = join(SRC, 'cli.ts');
+/** What dist may import besides its own files: the package's dependencies and peer dependencies, and the command's Node built-in. */
+const ALLOWED_IMPORTS = ['@trpc/client', '@trpc/server', '@trpc/server/observable', 'openapi-fetch', 'node:readline'];
 
 const EXPAND_MODULE = `import type { TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure, TRPCSubscriptionProcedure } from '@trpc/server';
 import type { AppRouter, ErrorShape } from '../src/app-router.ts';
@@ -70,6 +72,8 @@ async function bundleRuntime() {
     external: ALLOWED_IMPORTS,
   });
   if (!result.success) throw new AggregateError(result.logs, 'bundling client/src failed');
+  const cli = await Bun.build({ entrypoints: [CLI_ENTRY], root: SRC, outdir: DIST, target: 'node', format: 'esm', banner: '#!/usr/bin/env node' });
+  if (!cli.success) throw new AggregateError(cli.logs, 'bundling the pre-ipo command failed');
 }
 
 /** Type-checks client/src and returns the declaration files TypeScript writes for it (and the expand module), by source path. */

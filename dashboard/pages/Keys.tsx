@@ -19,6 +19,9 @@ const SCOPE_LABELS: Record<Scope, string> = {
   'account:write': 'Change webhooks',
 };
 const ALL_SCOPES = Object.keys(SCOPE_LABELS) as Scope[];
+/** A test key never reads private-company data (the service refuses data:read for one). */
+const TEST_SCOPES = ALL_SCOPES.filter((s) => s !== 'data:read');
+type Mode = KeyRecord['mode'];
 
 /** A USD amount as typed: digits with at most 6 decimals (the service's precision), above zero. */
 const USD_TEXT = /^\d{1,8}(\.\d{1,6})?$/;
@@ -52,6 +55,8 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
   const [capProblem, setCapProblem] = useState<string | null>(null);
   const [scopes, setScopes] = useState<Scope[]>(ALL_SCOPES);
   const [scopeProblem, setScopeProblem] = useState<string | null>(null);
+  const [mode, setMode] = useState<Mode>('live');
+  const offered = mode === 'test' ? TEST_SCOPES : ALL_SCOPES;
   const create = useMutation({
     mutationFn: (input: Parameters<typeof api.keys.create.mutate>[0]) => api.keys.create.mutate(input),
     onSuccess: (key) => {
@@ -60,6 +65,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
       setCap('');
       setPeriod('month');
       setScopes(ALL_SCOPES);
+      setMode('live');
       onCreated(key);
     },
   });
@@ -72,13 +78,14 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
       return;
     }
     setCapProblem(null);
-    if (!scopes.length) {
+    const chosen = offered.filter((s) => scopes.includes(s));
+    if (!chosen.length) {
       setScopeProblem('Choose at least one thing the key may do.');
       return;
     }
     setScopeProblem(null);
-    // Every box ticked: no scopes sent, so the key holds every scope, including any added later.
-    const limited = scopes.length < ALL_SCOPES.length ? { scopes: ALL_SCOPES.filter((s) => scopes.includes(s)) } : {};
+    // Every box ticked: no scopes sent, so the key holds every scope of its mode (a live key also any added later).
+    const limited = { ...(chosen.length < offered.length ? { scopes: chosen } : {}), ...(mode === 'test' ? { mode } : {}) };
     create.mutate(capText ? { name: name.trim(), spendCapUsd: Number(capText), capPeriod: period, ...limited } : { name: name.trim(), ...limited });
   };
 
@@ -123,6 +130,20 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
             </select>
           </div>
         </div>
+        <fieldset className="field" aria-describedby={`${ids}-mode-help`}>
+          <legend>Mode</legend>
+          <label className="check">
+            <input type="radio" name="mode" value="live" checked={mode === 'live'} onChange={() => setMode('live')} />
+            <span>Live: real orders on the venue, billed from your balance</span>
+          </label>
+          <label className="check">
+            <input type="radio" name="mode" value="test" checked={mode === 'test'} onChange={() => setMode('test')} />
+            <span>Test: paper orders at live prices, with positions, webhooks and usage of their own</span>
+          </label>
+          <p id={`${ids}-mode-help`} className="muted small">
+            A test key (<code>pipo_test_…</code>) never touches your balance or your live positions, and reads no private-company data.
+          </p>
+        </fieldset>
         <fieldset className="field" aria-describedby={`${ids}-scopes-help`}>
           <legend>What the key may do</legend>
           {ALL_SCOPES.map((scope) => (
@@ -131,7 +152,8 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
                 type="checkbox"
                 name="scopes"
                 value={scope}
-                checked={scopes.includes(scope)}
+                checked={offered.includes(scope) && scopes.includes(scope)}
+                disabled={!offered.includes(scope)}
                 onChange={(e) => {
                   setScopes(e.target.checked ? [...scopes, scope] : scopes.filter((s) => s !== scope));
                   setScopeProblem(null);
@@ -176,7 +198,7 @@ function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }
         <CopyButton text={created.key} label="Copy key" />
       </div>
       <p className="muted small">
-        Send it in the <code>x-api-key</code> header. {created.allScopes ? 'It may do everything.' : `It may only: ${created.scopes.join(', ')}.`}
+        Send it in the <code>x-api-key</code> header.{created.mode === 'test' ? ' A test key: paper trades, nothing billed from your balance.' : ''} {created.allScopes ? 'It may do everything.' : `It may only: ${created.scopes.join(', ')}.`}
         {created.spendCapUsd !== null ? ` Spend cap: ${formatUsd(created.spendCapUsd)} per ${created.capPeriod ?? 'month'}.` : ''}
       </p>
       <div className="actions">
@@ -238,6 +260,8 @@ function KeyRow({ record }: { record: KeyRecord }) {
       </th>
       <td data-label="Key">
         <code className="nowrap">{record.maskedKey}</code>
+        {/* The prefix says it too (pipo_test_…); the badge makes a test key stand out in the list. */}
+        {record.mode === 'test' ? <> <span className="badge badge-test">Test</span></> : null}
       </td>
       <td data-label="Status">
         <span className={`badge badge-${record.status}`}>{record.status === 'active' ? 'Active' : 'Revoked'}</span>

@@ -5,6 +5,7 @@
  *   /openapi.json  OpenAPI 3.1, generated once here
  *   /docs          the interactive reference (http/docs/)
  *   /dashboard     the customer web app (dashboard/, served by http/dashboard/)
+ *   /mcp           the Model Context Protocol: a tool per procedure (mcp/)
  *   /healthz, /readyz
  * `handle` is what every request gets: a request id, CORS, the X-Request-Id and cost headers, JSON
  * errors for unknown paths, and one JSON log line. It hands /api/* to the REST bridge itself and
@@ -35,6 +36,9 @@ import { createFallbackRoutes, transportOf } from './http/route-labels.ts';
 import type { Services } from './services.ts';
 import { createRequestContext, type RequestContext } from './procedures/context.ts';
 import { errorMessage } from '../lib/error-message.ts';
+import { MCP_PATH, createMcpEndpoint } from './mcp/endpoint.ts';
+import { mcpToolsOf } from './mcp/tools.ts';
+import pkg from '../../package.json' with { type: 'json' };
 
 /** What the outer wrapper knows about a request before it is routed. */
 interface RequestScope {
@@ -79,6 +83,7 @@ export function createApp(services: Services, api: ApiSurface) {
   const openApiJson = JSON.stringify(openApiDocument);
   // The service's own origins (PUBLIC_URL, or the local ones) are as trusted as its request URL's: behind a proxy they differ.
   const cors = createCorsPolicy([...config.corsOrigins, ...config.auth.origins]);
+  const mcp = createMcpEndpoint({ tools: mcpToolsOf(api.router), maxBodyBytes: config.maxBodyBytes, version: pkg.version });
 
   const contextFor = (request: Request, scope: RequestScope, transport: RequestContext['transport']) => {
     const { path, search } = scope.target;
@@ -206,6 +211,12 @@ export function createApp(services: Services, api: ApiSurface) {
       if (isStreamRoute(request, target.path)) {
         scope.logFields.route ??= `GET ${target.path}`; // one of the two fixed stream paths
         return streamRoutes.serve(request, contextFor(request, scope, 'rest')).then((response) => done(withResponseHeaders(response, scope)), failed);
+      }
+      if (target.path === MCP_PATH) {
+        scope.logFields.route = `${request.method} ${MCP_PATH}`;
+        // A tool call is answered by this app's own handle, from this client's address (mcp/tool-calls.ts).
+        const clientIp = scope.clientIp();
+        return mcp(request, contextFor(request, scope, 'rest'), (inner) => handle(inner, { clientIp })).then((response) => done(withResponseHeaders(response, scope)), failed);
       }
       if (target.path.startsWith(`${REST_PREFIX}/`)) {
         const outcome = rest.handle(request, contextFor(request, scope, 'rest'), config.maxBodyBytes);

@@ -14,7 +14,7 @@ import type { Logger } from '../lib/logger.ts';
 import { MarketRecorder } from '../market/recorder.ts';
 import { MarketData } from '../market/market-data.ts';
 import { CredentialCipher } from '../lib/credential-cipher.ts';
-import { createVenue } from '../venues/index.ts';
+import { createTestVenue, createVenue } from '../venues/index.ts';
 import type { Venue } from '../venues/venue.ts';
 import type { PublicClient } from 'viem';
 import { createPolygonClient } from '../chain/position-reader.ts';
@@ -38,8 +38,10 @@ export interface Services {
   recorder: MarketRecorder;
   /** Seals and opens stored venue credentials. */
   credentialCipher: CredentialCipher;
-  /** The execution venue (VENUE). */
+  /** The execution venue (VENUE): live keys' orders go here. */
   venue: Venue;
+  /** Test keys' venue: the paper venue (the same as `venue` when VENUE=paper). */
+  testVenue: Venue;
   /** Refunds of failed billed requests, retried while the database is unreachable. */
   refunds: Refunds;
   /** API keys admitted recently: they skip the failed-authentication gate (accounts/recent-keys.ts). */
@@ -65,12 +67,13 @@ function defaultDepositChain(config: Config, polygon: PublicClient | undefined):
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyCache' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics' | 'companyForMarket'>,
+  parts: Omit<Services, 'dashboardKeyDigests' | 'companyCache' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'testVenue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics' | 'companyForMarket'>,
   options: { venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Services {
   const metrics = createMetrics({ enabled: parts.config.metrics.enabled, now: options.now });
   // Every venue call timed, by operation and outcome (metrics/venue.ts).
   const venue = metrics.venue.instrument(options.venue ?? createVenue(parts.config, parts.database.db, options.now));
+  const testVenue = venue.name === 'paper' ? venue : metrics.venue.instrument(createTestVenue(parts.config, parts.database.db, venue, options.now));
   const rpc = parts.config.polymarket.polygonRpcUrl;
   const polygon = options.polygon ?? (rpc ? createPolygonClient(rpc, { timeoutMs: parts.config.venueTimeoutMs }) : undefined);
   const { tradingEncryptionKey, tradingEncryptionPreviousKeys } = parts.config;
@@ -85,6 +88,7 @@ export function createServices(
     recorder: new MarketRecorder(marketData, parts.logger, metrics.jobs),
     credentialCipher: new CredentialCipher(tradingEncryptionKey, tradingEncryptionPreviousKeys),
     venue,
+    testVenue,
     recentKeys: new RecentKeys(),
     depositChain: options.depositChain ?? defaultDepositChain(parts.config, polygon),
     polygon,

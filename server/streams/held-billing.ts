@@ -29,6 +29,8 @@ export interface HeldStream {
   path: string;
   /** The open request's id, on every usage row of the stream. */
   requestId: string;
+  /** The standard price of each period (a test key's is the test price: accounts/modes.ts). */
+  defaultCostMicros: number;
 }
 
 /** A held stream's billing. */
@@ -60,7 +62,7 @@ export function chargeWhileHeld(services: StreamHandles, stream: HeldStream, per
       await admitBilledRequest(database.db, {
         ...stream.payer,
         tier: 'standard',
-        defaultCostMicros: config.costPerRequestMicros,
+        defaultCostMicros: stream.defaultCostMicros,
         method: stream.method,
         path: stream.path,
         requestId: stream.requestId,

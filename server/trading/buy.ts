@@ -124,7 +124,7 @@ export async function planBuy(execution: Execution, event: Awaited<ReturnType<ty
 }
 
 export async function buy(services: TradingHandles, user: TradingUser, request: BuyRequest, hooks: TradeHooks = {}) {
-  const execution = executionOf(services);
+  const execution = executionOf(services, user.accountId);
   const event = await tradableEvent(services, request.eventId);
   const settings = await getSettings(execution.db, user);
   const credentials = await openCredentials(execution.db, services.credentialCipher, user, settings);

@@ -25,6 +25,7 @@ import {
 } from './ledger-writes.ts';
 import { portion } from './sale-shape.ts';
 import { callVenue, isDefiniteRefusal } from './venue-calls.ts';
+import { venueOf } from './venue-of.ts';
 import { errorMessage } from '../lib/error-message.ts';
 
 export interface Execution {
@@ -34,7 +35,8 @@ export interface Execution {
   logger: Logger;
 }
 
-export const executionOf = (s: TradingHandles): Execution => ({ db: s.database.db, venue: s.venue, timeoutMs: s.config.venueTimeoutMs, logger: s.logger });
+/** What trading calls for `accountId` use: its mode's venue (venue-of.ts). */
+export const executionOf = (s: TradingHandles, accountId: string): Execution => ({ db: s.database.db, venue: venueOf(s, accountId), timeoutMs: s.config.venueTimeoutMs, logger: s.logger });
 
 /** The price of the last level a marketable order for `shares` reaches (null for an empty side). */
 export function worstPriceFor(levels: BookLevel[], shares: number): number | null {

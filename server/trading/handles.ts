@@ -5,7 +5,10 @@ import type { MarketData } from '../market/market-data.ts';
 import type { Venue } from '../venues/venue.ts';
 
 export interface TradingHandles extends CoreHandles {
+  /** Live keys' venue (VENUE). */
   venue: Venue;
+  /** Test keys' venue: the paper venue (venue-of.ts picks by the account's mode). */
+  testVenue: Venue;
   marketData: MarketData;
   credentialCipher: CredentialCipher;
 }

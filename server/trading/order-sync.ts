@@ -26,7 +26,7 @@ export interface OrderChange {
 }
 
 export async function syncOrders(services: TradingHandles, user: TradingUser) {
-  const execution = executionOf(services);
+  const execution = executionOf(services, user.accountId);
   const pending = await pendingOrders(execution.db, user);
   const stalled = await execution.db
     .select({ id: positions.id })

@@ -20,7 +20,7 @@ import { getSettings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
 
 export async function syncPositions(services: TradingHandles, user: TradingUser, walletAddress: string | undefined) {
-  const execution = executionOf(services);
+  const execution = executionOf(services, user.accountId);
   const funding = (await getSettings(execution.db, user)).walletAddress;
   const wallet = walletAddress ?? funding;
   if (!wallet) throw new ApiError('BAD_REQUEST', 'walletAddress: required: send it, or set it with PUT /api/trading/settings');

@@ -41,7 +41,7 @@ export function quoteResult(request: BuyRequest, planned: PlannedBuy) {
 }
 
 export async function quoteBuy(services: TradingHandles, user: TradingUser, request: BuyRequest) {
-  const execution = executionOf(services);
+  const execution = executionOf(services, user.accountId);
   const event = await tradableEvent(services, request.eventId);
   const settings = await getSettings(execution.db, user);
   return quoteResult(request, await planBuy(execution, event, settings, request));

@@ -22,7 +22,7 @@ export interface SaleQuoteRequest {
 }
 
 export async function quoteSale(services: TradingHandles, user: TradingUser, request: SaleQuoteRequest) {
-  const execution = executionOf(services);
+  const execution = executionOf(services, user.accountId);
   const position = await sellablePosition(execution.db, user, request.positionId);
   const { bands } = await loadPosition(execution.db, position.id);
   const [books, labels] = await Promise.all([freshBooks(execution, bands.map((b) => b.bandId)), bandLabels(execution.db, position.eventId)]);

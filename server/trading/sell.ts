@@ -112,7 +112,7 @@ export async function sellablePosition(db: Db, user: TradingUser, positionId: st
 }
 
 export async function sell(services: TradingHandles, user: TradingUser, request: SellRequest, hooks: TradeHooks = {}) {
-  const execution = executionOf(services);
+  const execution = executionOf(services, user.accountId);
   const position = await sellablePosition(execution.db, user, request.positionId);
   const credentials = await openCredentials(execution.db, services.credentialCipher, user);
   const { bands } = await loadPosition(execution.db, position.id);

@@ -25,6 +25,7 @@ import { openCredentials } from './credentials.ts';
 import { emitPositionSettled } from '../notifications/announce.ts';
 import { errorSummary } from '../lib/error-message.ts';
 import { tokenPays } from '../valuation/index.ts';
+import { venueOf } from './venue-of.ts';
 
 /** The SETTLE trade's bandId when a voided event paid every band. */
 export const VOIDED_BAND_ID = '*';
@@ -169,11 +170,12 @@ const payLeaseMs = (services: TradingHandles) => Math.max(120_000, services.conf
  */
 export async function payUnpaidSettlements(services: TradingHandles, eventId?: string): Promise<{ paid: number; unpaid: number }> {
   const db = services.database.db;
-  const venue = services.venue;
   const where = eventId ? and(isNull(settlements.paidAt), eq(settlements.eventId, eventId)) : isNull(settlements.paidAt);
   const due = await db.select().from(settlements).where(where).orderBy(asc(settlements.settledAt));
   let paid = 0;
   for (const s of due) {
+    // A test side's settlements are paid by the paper venue (venue-of.ts).
+    const venue = venueOf(services, s.accountId);
     if (!venue.redeem) continue;
     // The lease's expiry doubles as its owner's token: only the payer that wrote it may clear it.
     const [claimed] = await db

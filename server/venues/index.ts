@@ -39,6 +39,11 @@ export function createVenue(config: Config, db: Db, now?: () => number): Venue {
       redeemer,
     });
   }
+  return paperVenue(config, db, now);
+}
+
+/** The paper venue of PAPER_*: books computed from each token's reference price (its band's seed price). */
+function paperVenue(config: Config, db: Db, now: (() => number) | undefined, live?: Venue): PaperVenue {
   return new PaperVenue({
     db,
     now,
@@ -60,5 +65,15 @@ export function createVenue(config: Config, db: Db, now?: () => number): Venue {
       const rows = await statement.execute({ ids: tokenIds, thresholds });
       return new Map(rows.map((r) => [r.id, Number(r.seed_price)]));
     }),
+    ...(live ? { books: (tokenIds: string[]) => live.getOrderBooks(tokenIds), rules: live.rules } : {}),
   });
+}
+
+/**
+ * The venue test keys trade on beside a live venue (server/accounts/modes.ts; on a paper server they
+ * use the server's own): a paper ledger whose orders fill against the live venue's books, so a test
+ * trade sees the prices and depth a live one would, and moves nothing.
+ */
+export function createTestVenue(config: Config, db: Db, live: Venue, now?: () => number): Venue {
+  return paperVenue(config, db, now, live);
 }

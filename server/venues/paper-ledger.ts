@@ -44,6 +44,17 @@ export async function ensurePaperAccount(db: Db, owner: VenueOwner, startingMicr
     .onConflictDoNothing({ target: [paperAccounts.accountId, paperAccounts.userId] });
 }
 
+/** The owner's paper account as new: the starting collateral, no holdings, orders or payouts (test mode's reset). */
+export async function resetPaperAccount(db: Db, owner: VenueOwner, startingMicros: number) {
+  await db.transaction(async (tx) => {
+    for (const table of [paperHoldings, paperOrders, paperPayouts]) await tx.delete(table).where(and(eq(table.accountId, owner.accountId), eq(table.userId, owner.userId)));
+    await tx
+      .insert(paperAccounts)
+      .values({ accountId: owner.accountId, userId: owner.userId, collateralMicros: startingMicros })
+      .onConflictDoUpdate({ target: [paperAccounts.accountId, paperAccounts.userId], set: { collateralMicros: startingMicros } });
+  });
+}
+
 export async function paperCollateral(db: Db, owner: VenueOwner): Promise<number> {
   // Prepared: every buy checks the balance first.
   const statement = prepared(db, 'paper_collateral_of', (d) =>

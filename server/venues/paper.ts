@@ -8,7 +8,7 @@ import { ApiError } from '../errors.ts';
 import type { VenueRules } from '../valuation/index.ts';
 import { ladderTokenId, parseLadderTokenId } from '../valuation/index.ts';
 import { mirrorBook, paperBook, type TickRule } from './paper-book.ts';
-import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, payPaperSettlement, placePaperOrders, type PricedPaperOrder } from './paper-ledger.ts';
+import { cancelPaperOrder, ensurePaperAccount, findPaperOrder, paperCollateral, paperTokenBalances, payPaperSettlement, placePaperOrders, resetPaperAccount, type PricedPaperOrder } from './paper-ledger.ts';
 import { coalescedBy } from '../lib/coalesce.ts';
 import type { MarketableOrder, OrderBook, Redemption, Venue, VenueCredentials, VenueOrder, VenueOwner } from './venue.ts';
 
@@ -32,17 +32,25 @@ export interface PaperVenueOptions {
   now?: () => number;
   /** Polymarket's tick rule (default), or 0.01 everywhere. */
   tickRule?: TickRule;
+  /**
+   * The books orders fill against, in place of the computed ones: test mode on a live server fills
+   * its paper orders against the live venue's books (venues/index.ts createTestVenue), without
+   * touching them. With them come that venue's rules.
+   */
+  books?: (tokenIds: string[]) => Promise<Map<string, OrderBook>>;
+  rules?: VenueRules;
 }
 
 export class PaperVenue implements Venue {
   readonly name = 'paper' as const;
-  readonly rules = PAPER_RULES;
+  readonly rules: VenueRules;
   readonly usesSessionKeys = false;
   private now: () => number;
   private opened = new Set<string>();
 
   constructor(private options: PaperVenueOptions) {
     this.now = options.now ?? Date.now;
+    this.rules = options.rules ?? PAPER_RULES;
   }
 
   book(tokenId: string, reference: number | undefined): OrderBook {
@@ -51,6 +59,7 @@ export class PaperVenue implements Venue {
 
   /** A ladder threshold's No book mirrors its Yes book (mirrorBook); every other token has its own. */
   async getOrderBooks(tokenIds: string[]): Promise<Map<string, OrderBook>> {
+    if (this.options.books) return this.options.books(tokenIds);
     const complementOf = (id: string) => {
       const ladder = parseLadderTokenId(id);
       return ladder?.outcome === 'no' ? ladderTokenId(ladder.bandId, 'yes') : undefined;
@@ -137,6 +146,14 @@ export class PaperVenue implements Venue {
   async getTokenBalances(credentials: VenueCredentials, tokenIds: string[]) {
     const { db, owner } = await this.account(credentials);
     return paperTokenBalances(db, owner, tokenIds);
+  }
+
+  async reset(owner: VenueOwner) {
+    const db = this.options.db;
+    if (!db) throw new Error('this paper venue has no ledger database');
+    const collateralMicros = this.options.startingBalanceMicros ?? 0;
+    await resetPaperAccount(db, owner, collateralMicros);
+    return { collateralMicros };
   }
 
   /** Pays a settlement from the paper ledger: once per settlement id, whoever asks and however often. */

@@ -112,6 +112,8 @@ export interface Venue {
    * does not call it: a user who has since deleted their credentials is still paid).
    */
   redeem?(redemption: Redemption, credentials: () => Promise<VenueCredentials>): Promise<{ txHash: string | null }>;
+  /** The owner's account as new, with the starting balance (the paper venue: test mode's reset). */
+  reset?(owner: VenueOwner): Promise<{ collateralMicros: number }>;
 }
 
 /** Best bid (0 when none) and best ask (1 when none) as prices, per docs/decisions.md §6. */

@@ -19,11 +19,12 @@ describe('POST /api/keys', () => {
     const res = await createKey('acme-create', 'ci bot');
     expect(res.status).toBe(201);
     const created = await json(res);
-    expect(Object.keys(created).sort()).toEqual(['allScopes', 'capPeriod', 'createdAt', 'id', 'key', 'maskedKey', 'name', 'scopes', 'spendCapUsd']);
+    expect(Object.keys(created).sort()).toEqual(['allScopes', 'capPeriod', 'createdAt', 'id', 'key', 'maskedKey', 'mode', 'name', 'scopes', 'spendCapUsd']);
+    expect(created.mode).toBe('live');
     expect(created).toMatchObject({ spendCapUsd: null, capPeriod: null });
     expect(created.id).toMatch(/^key_[1-9A-HJ-NP-Za-km-z]+$/);
-    expect(created.key).toMatch(/^pipo_[1-9A-HJ-NP-Za-km-z]{40,46}$/);
-    expect(created.maskedKey).toBe(`${created.key.slice(0, 9)}…${created.key.slice(-4)}`);
+    expect(created.key).toMatch(/^pipo_live_[1-9A-HJ-NP-Za-km-z]{40,46}$/);
+    expect(created.maskedKey).toBe(`${created.key.slice(0, 14)}…${created.key.slice(-4)}`);
     expect(new Date(created.createdAt).toISOString()).toBe(created.createdAt);
     // The new account has no funds yet: the key authenticates, then billing refuses.
     const use = await t.request('/api/billing', { headers: { 'x-api-key': created.key } });
@@ -56,7 +57,7 @@ describe('GET /api/keys', () => {
     expect(text).not.toContain(b.key);
     const { keys } = await json(res);
     expect(keys.map((k: any) => k.name)).toEqual(['second', 'first']);
-    expect(keys[0]).toEqual({ id: b.id, name: 'second', maskedKey: b.maskedKey, createdAt: b.createdAt, lastUsed: null, status: 'active', spendCapUsd: null, capPeriod: null, spentThisPeriodUsd: null, scopes: [...SCOPES], allScopes: true });
+    expect(keys[0]).toEqual({ id: b.id, name: 'second', maskedKey: b.maskedKey, createdAt: b.createdAt, lastUsed: null, status: 'active', spendCapUsd: null, capPeriod: null, spentThisPeriodUsd: null, scopes: [...SCOPES], allScopes: true, mode: 'live' });
     expect(keys[1].lastUsed).not.toBeNull();
   });
 

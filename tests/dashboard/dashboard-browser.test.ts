@@ -95,7 +95,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByRole('button', { name: 'Create key' }).click();
       await page.getByText('You will not see it again').waitFor();
       const key = await page.getByLabel('Your new API key').inputValue();
-      expect(key).toMatch(/^pipo_/);
+      expect(key).toMatch(/^pipo_live_/);
       await page.getByRole('button', { name: 'Copy key' }).click();
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
       await shot(page, 'new-key', width);
@@ -129,6 +129,22 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       expect(((await refusedBuy.json()) as { code: string }).code).toBe('FORBIDDEN');
       expect((await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': scopedKey } })).status).toBe(200);
       await expectAccessible(page, 'keys with a scoped key');
+
+      // A test key: paper trading, free, no private-company data (its box cannot be ticked).
+      await page.getByLabel('Name').fill('sandbox bot');
+      await page.getByLabel(/^Test: paper orders/).check();
+      expect(await page.getByLabel('Read private-company data').isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByText('A test key: paper trades').waitFor();
+      const testKey = await page.getByLabel('Your new API key').inputValue();
+      expect(testKey).toMatch(/^pipo_test_/);
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      await page.getByRole('row', { name: /sandbox bot/ }).getByText('Test', { exact: true }).waitFor();
+      const testCall = await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': testKey } });
+      expect(testCall.status).toBe(200);
+      expect(testCall.headers.get('x-request-cost-usd')).toBe('0');
+      expect((await fetch(`${rig.origin}/api/private-companies?limit=1`, { headers: { 'x-api-key': testKey } })).status).toBe(403);
+      await expectAccessible(page, 'keys with a test key');
 
       // Funds: a deposit on the chain, claimed from the page, credited.
       await rig.evm.write({ address: USDC, abi: erc20, functionName: 'mint', args: [wallet.address, 12_345_678n] });

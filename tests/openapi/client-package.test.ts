@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { GENERATED_FILE, restClientSource } from '../../client/scripts/generate-rest.ts';
 import { appRouter } from '../../routers/index.ts';
 import { stopStreams, liftStreamIdleTimeout } from '../../server/streams/registry.ts';
@@ -258,6 +260,40 @@ describe('against a live server', () => {
     expect(report.theirs).toEqual([second.positionId]);
     // Every call's cost, batched or not, adds up to what the account was charged.
     expect(Math.round((report.balanceBefore - report.balanceAfter) * 1e6)).toBe(costMicrosOf(report.calls));
+  });
+});
+
+describe('the pre-ipo command (npx @pre-ipo/client mcp)', () => {
+  /** The SDK's stdio client running the installed package's command, as a desktop agent starts it. */
+  const stdioClient = async (key: string) => {
+    const transport = new StdioClientTransport({
+      command: 'node',
+      args: [join(project, 'node_modules/.bin/pre-ipo'), 'mcp', '--url', `http://127.0.0.1:${server.port}`],
+      env: { PATH: process.env.PATH!, PIPO_API_KEY: key, PIPO_USER_ID: userId },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'desktop-agent', version: '1.0.0' });
+    await client.connect(transport);
+    return client;
+  };
+
+  test('serves the service\'s tools over stdio: listed, called and billed by the service', async () => {
+    const client = await stdioClient(account.apiKey);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('trading_buy');
+    const before = await balanceMicros();
+    const result = await client.callTool({ name: 'billing_get', arguments: {} });
+    expect(result.isError).toBeFalsy();
+    expect(result._meta).toMatchObject({ 'pre-ipo/status': 200, 'pre-ipo/costUsd': String(unitMicros() / 1e6) });
+    expect(before - (await balanceMicros())).toBe(unitMicros());
+    // The user the command names (PIPO_USER_ID) is every trading call's.
+    const settings = await client.callTool({ name: 'tradingSettings_get', arguments: {} });
+    expect(settings.isError).toBeFalsy();
+    await client.close();
+  });
+
+  test('a bad key is refused with the service\'s 401', async () => {
+    await expect(stdioClient('pipo_live_not_a_real_key')).rejects.toThrow(/401/);
   });
 });
 

@@ -128,7 +128,7 @@ test('openapi-typescript types of /openapi.json compile a program calling every 
   const { errors, calls } = await typeCheck(served.doc, 'served');
   const users = served.t.app.routes.filter((r) => r.meta.access === 'user').length;
   const sessions = served.t.app.routes.filter((r) => r.meta.access === 'dashboard' && r.meta.session).length;
-  expect(users).toBe(19);
+  expect(users).toBe(20);
   expect(sessions).toBe(6);
   expect(calls).toBe(served.t.app.routes.length + users + sessions);
   expect(errors).toEqual([]);

@@ -148,7 +148,7 @@ test("README's tour and docs/trading.md's resolution, pasted as they are, work e
     return matching[0];
   };
   // 1. A key, shown once (the block keeps it in $KEY), and the credit.
-  expect(out, context).toMatch(/\ntour-key=pipo_[A-Za-z0-9]{20,}\n/);
+  expect(out, context).toMatch(/\ntour-key=pipo_live_[1-9A-HJ-NP-Za-km-z]{40,46}\n/);
   expect(one('the credit', (o) => 'credited' in o)).toEqual({ accountId: 'acme', balanceUsd: 5, credited: true });
   // 2. The billed call: 200, its price in X-Request-Cost-USD.
   expect(out, context).toMatch(/HTTP\/1\.1 200 OK\r?\n/);

@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key; the full key is returned only here
-         * @description Creates a key for the account named by x-account-id; an account's first key creates the account. The answer's `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account's other keys keep working). Optional `scopes` limit what the key may do (a call outside them is 403 FORBIDDEN and costs nothing); without them it may do everything.
+         * @description Creates a key for the account named by x-account-id; an account's first key creates the account. The answer's `key` is the only time the full key is shown: store it now. An optional spend cap per UTC day or month makes this key alone answer 402 once it is reached (the account's other keys keep working). Optional `scopes` limit what the key may do (a call outside them is 403 FORBIDDEN and costs nothing); without them it may do everything. `mode: "test"` makes a test key (`pipo_test_…`): it trades on the paper venue with the account's test side — positions, orders, history, webhooks, usage and balance of its own — at the test price, and never reads private-company data (it holds every scope but data:read).
          */
         post: operations["keys-create"];
         delete?: never;
@@ -861,6 +861,28 @@ export interface paths {
          *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
         delete: operations["tradingSettings-deleteCredentials"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trading/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a test user again: its test-mode positions, orders and history removed, the paper balance restored (test keys only)
+         * @description With a test key (pipo_test_…): removes every position, order, trade, settlement and idempotency key of the user in test mode and gives its paper account the starting balance again; the settings and stored credentials stay. 403 FORBIDDEN with a live key (live records are never erased); 422 ORDER_REJECTED while an order of the user is still PENDING (POST /api/trading/orders/sync first).
+         *
+         *     Needs a key with the scope `trading:write` (buy, sell, venue credentials, trading settings, orders/sync and positions/sync); without it, 403 FORBIDDEN, not charged. A session holds every scope.
+         */
+        post: operations["tradingSettings-reset"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3602,6 +3624,12 @@ export interface operations {
                             scopes: ("data:read" | "trading:read" | "trading:write" | "account:read" | "account:write")[];
                             /** @description true: created without scopes, so it holds every scope, including any added later */
                             allScopes: boolean;
+                            /**
+                             * @description live: trades on the configured venue, billed from the balance. test: trades on the paper venue, with its own positions, orders, history, webhooks, usage and balance, billed at the test price (docs/accounts.md, "Test mode")
+                             * @example live
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
                         }[];
                     };
                 };
@@ -3734,7 +3762,8 @@ export interface operations {
                  *       "scopes": [
                  *         "data:read",
                  *         "trading:read"
-                 *       ]
+                 *       ],
+                 *       "mode": "test"
                  *     }
                  */
                 "application/json": {
@@ -3755,13 +3784,19 @@ export interface operations {
                      */
                     capPeriod?: "day" | "month";
                     /**
-                     * @description What the key may do, one or more of data:read, trading:read, trading:write, account:read, account:write; a call outside them is 403 FORBIDDEN and costs nothing. Absent: every scope (today's keys)
+                     * @description What the key may do, one or more of data:read, trading:read, trading:write, account:read, account:write; a call outside them is 403 FORBIDDEN and costs nothing. Absent: every scope (today's keys); a test key's: every scope but data:read
                      * @example [
                      *       "data:read",
                      *       "trading:read"
                      *     ]
                      */
                     scopes?: ("data:read" | "trading:read" | "trading:write" | "account:read" | "account:write")[];
+                    /**
+                     * @description live (default) or test
+                     * @example test
+                     * @enum {string}
+                     */
+                    mode?: "live" | "test";
                 };
             };
         };
@@ -3798,6 +3833,12 @@ export interface operations {
                         scopes: ("data:read" | "trading:read" | "trading:write" | "account:read" | "account:write")[];
                         /** @description true: created without scopes, so it holds every scope, including any added later */
                         allScopes: boolean;
+                        /**
+                         * @description live: trades on the configured venue, billed from the balance. test: trades on the paper venue, with its own positions, orders, history, webhooks, usage and balance, billed at the test price (docs/accounts.md, "Test mode")
+                         * @example live
+                         * @enum {string}
+                         */
+                        mode: "live" | "test";
                     };
                 };
             };
@@ -10253,6 +10294,206 @@ export interface operations {
             };
             /** @description A body whose Content-Type is not application/json (UNSUPPORTED_MEDIA_TYPE) */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "tradingSettings-reset": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The trading user: a wallet address (checksummed, so case variants name one user) or an account identifier, 1-128 characters of A-Z a-z 0-9 . _ : @ -. Required unless the input's userId member names the user; if both are sent they must name the same user (400 otherwise) */
+                "x-user-id"?: string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /**
+                     * @description The trading user, in place of the x-user-id header: one of them is required, and if both are sent they must name the same user. Per call, so each call of a tRPC batch can name its own
+                     * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                     */
+                    userId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /**
+                         * Format: int64
+                         * @description Positions removed (open or not)
+                         */
+                        positionsRemoved: number;
+                        /** @description The paper account's collateral now, USD */
+                        paperBalance: number;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Request body larger than the limit, with or without Content-Length (PAYLOAD_TOO_LARGE) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A body whose Content-Type is not application/json (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rejected (ORDER_REJECTED, IDEMPOTENCY_MISMATCH) */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];

@@ -165,6 +165,10 @@ const ROUTE_ERRORS: Record<string, Partial<Record<number, ErrorCase[]>>> = {
     503: [['VENUE_UNAVAILABLE', 'The venue failed to read the order books; retry shortly']],
   },
   'tradingSettings.storeCredentials': { 403: [['INVALID_CREDENTIALS', 'The venue refused these credentials']] },
+  'tradingSettings.reset': {
+    403: [['FORBIDDEN', 'Only a test key (pipo_test_…) can reset its paper account: live records are never erased']],
+    422: [['ORDER_REJECTED', '1 order(s) of this user are still PENDING; POST /api/trading/orders/sync settles them, then reset']],
+  },
   'positions.sync': {
     403: [['INVALID_CREDENTIALS', 'No venue credentials stored: POST /api/trading/credentials first']],
     503: [['VENUE_UNAVAILABLE', 'The Polygon RPC did not answer; retry shortly']],

@@ -53,6 +53,14 @@ session must carry an \`Origin\` of this service or of CORS_ORIGINS (403 FORBIDD
 429 RATE_LIMITED (with \`Retry-After\`) before its keys are looked up. A key may be limited to scopes
 (\`POST /keys\`, \`scopes\`): each billed key operation names the one it needs in \`x-required-scope\`,
 and a key without it is 403 FORBIDDEN, checked after the input and the rate limit, and not charged.
+Keys are live (\`pipo_live_…\`) or test (\`pipo_test_…\`, \`POST /keys\` with \`mode: "test"\`): a test key
+trades on the paper venue (against the live books when the server has a live venue), with positions,
+orders, history, webhooks, stream events, usage and balance of its own that a live key never sees,
+at the test price (free by default), never from the live balance, and reads no private-company data.
+
+AI agents: every operation an API key can call is also a tool of the MCP server at \`/mcp\`
+(Streamable HTTP, the same key, price, scopes and limits; a tool's result carries its cost), or over
+stdio with \`npx @pre-ipo/client mcp\` (docs/mcp.md).
 
 Limits on every request (also in \`x-request-limits\` of this document's \`info\`): a body of at most
 ${maxBodyBytes} bytes (413 PAYLOAD_TOO_LARGE, with or without Content-Length), at most

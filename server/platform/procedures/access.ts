@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { requireAccount } from '../../accounts/accounts.ts';
 import { hashApiKey, isApiKeyShaped, type KeyPrincipal } from '../../accounts/api-keys.ts';
 import { admitBilledRequest, billingCommitsSynchronously, type Charge, type Payer, type PriceTier } from '../../accounts/billing.ts';
+import { isTestSide, liveAccountOf, modeOfKey, standardCostOf } from '../../accounts/modes.ts';
 import { sessionToken, sessionTokenHash } from '../../auth/sessions.ts';
 import { ApiError } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -120,6 +121,7 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
   const decision = taken instanceof Promise ? await taken : taken;
   if (decision && !decision.allowed) await authenticate(ctx, check, key);
   applyDecision(ctx, decision);
+  if (modeOfKey(key) === 'test') await limitTestCalls(ctx, check, key);
 
   let admission;
   const payer = { keyHash };
@@ -137,6 +139,19 @@ async function admitKey(call: GateCall, rule: BilledRule, key: string, keyHash: 
 }
 
 /**
+ * A test key's calls cost nothing by default, so money bounds nothing: they also take a token from
+ * their account's test bucket and their client address's (RATE_LIMIT_TEST_*), so many test keys of
+ * one account, or of many free accounts on one address, stay within one budget (decisions.md §11). The
+ * account is learnt by looking the key up first: one more read, for test keys only.
+ */
+async function limitTestCalls(ctx: RequestContext, check: KeyCheck, key: string) {
+  const principal = await authenticate(ctx, check, key);
+  const rule = ctx.services.config.rateLimits.test;
+  await applyRateLimit(ctx, `test-account:${principal.accountId}`, rule);
+  await applyRateLimit(ctx, `test-ip:${ctx.clientIp()}`, rule);
+}
+
+/**
  * The reservation: the payer (key or session) checked again, the cost debited and the usage row
  * written, in ONE database round trip (admitBilledRequest). A lost answer (the database went away)
  * may still have charged: that charge is refunded once the database answers.
@@ -150,7 +165,8 @@ async function reserve(call: GateCall, tier: PriceTier, payer: Payer, provisiona
     admission = await admitBilledRequest(ctx.services.database.db, {
       ...payer,
       tier,
-      defaultCostMicros: ctx.services.config.costPerRequestMicros,
+      // A test key's calls are priced at the test price (from its test side's balance: modes.ts).
+      defaultCostMicros: standardCostOf(ctx.services.config, presentedKey(ctx)),
       method: ctx.method,
       path: ctx.transport === 'rest' ? ctx.path : `/trpc/${path}`,
       requestId: ctx.requestId,
@@ -271,9 +287,11 @@ export const dashboard: Gate = async (call) => {
   }
   await applyRateLimit(ctx, `dashboard:${Buffer.from(digestOf(key)).toString('hex').slice(0, 16)}`, ctx.services.config.rateLimits.key);
   const accountId = ctx.headers.get('x-account-id');
-  if (!accountId || !IDENTIFIER.test(accountId)) {
-    throw new ApiError('BAD_REQUEST', `x-account-id: required, ${IDENTIFIER_RULE}`);
+  // An account, or its test side (`<account>~test`: its test balance, usage and keys; accounts/modes.ts).
+  if (!accountId || !IDENTIFIER.test(liveAccountOf(accountId))) {
+    throw new ApiError('BAD_REQUEST', `x-account-id: required, ${IDENTIFIER_RULE} (or an account's test side, <account>~test)`);
   }
+  if (call.meta.createsAccount && isTestSide(accountId)) throw new ApiError('BAD_REQUEST', 'x-account-id: keys are created for the account itself (a test key with mode "test"), not for its test side');
   inspectInput(call.rawInput);
   await call.parseInput?.();
   if (!call.meta.createsAccount) await requireAccount(ctx.services.database.db, accountId);

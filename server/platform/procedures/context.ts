@@ -2,7 +2,7 @@
  * The per-request context, built once per HTTP request by the transport (REST bridge or /trpc) and
  * shared by every procedure call of that request (a tRPC batch is one request).
  */
-import type { KeyPrincipal } from '../../accounts/api-keys.ts';
+import type { KeyIdentity } from '../../accounts/api-keys.ts';
 import type { Session } from '../../auth/sessions.ts';
 import type { ApiError } from '../../errors.ts';
 import type { Services } from '../services.ts';
@@ -43,7 +43,7 @@ export interface KeyCheck {
   /** Settles once the batch's first billed call knows whether its key is good: the others wait for it. */
   known?: Promise<void>;
   /** The key looked up for a refusal (a 400 or 429 is answered 401 if the key is not valid). */
-  lookup?: Promise<KeyPrincipal>;
+  lookup?: Promise<KeyIdentity>;
 }
 
 export interface RequestInfo {

@@ -3,7 +3,7 @@
  * are counted per client address and refused before their lookup once an address has used its
  * budget, and a key is looked up at most once per HTTP request.
  */
-import { authenticateApiKey, type KeyPrincipal } from '../../accounts/api-keys.ts';
+import { authenticateApiKey, type KeyIdentity } from '../../accounts/api-keys.ts';
 import { ApiError } from '../../errors.ts';
 import type { KeyCheck, RequestContext } from './context.ts';
 import { askLimiter, takeToken } from './rate-limits.ts';
@@ -45,7 +45,7 @@ export async function authFailed(ctx: RequestContext, check: KeyCheck, error: Ap
 }
 
 /** The key's principal for a refusal path; once per request, and a failure is counted. */
-export async function authenticate(ctx: RequestContext, check: KeyCheck, key: string): Promise<KeyPrincipal> {
+export async function authenticate(ctx: RequestContext, check: KeyCheck, key: string): Promise<KeyIdentity> {
   check.lookup ??= authenticateApiKey(ctx.services.database.db, key).catch(async (error) => {
     throw error instanceof ApiError && error.apiCode === 'UNAUTHORIZED' ? await authFailed(ctx, check, error) : error;
   });

@@ -36,6 +36,8 @@ export type RouteMeta = OpenApiMeta<{
   idempotent?: boolean;
   /** A dashboard route that creates the x-account-id account when it does not exist (POST /keys). */
   createsAccount?: boolean;
+  /** false: not offered as an MCP tool (platform/mcp/tools.ts), e.g. wallet sign-in, which a browser does. */
+  mcp?: false;
   /** Also takes a signed-in customer's session cookie in place of the key, for their own account; billed where a key is (docs/decisions.md §4). */
   session?: boolean;
   /** HTTP status of a successful REST call (default 200). */

@@ -18,6 +18,7 @@ import { tracked } from '@trpc/server';
 import type { KeyPrincipal } from '../../accounts/api-keys.ts';
 import { hashApiKey } from '../../accounts/api-keys.ts';
 import type { Payer } from '../../accounts/billing.ts';
+import { standardCostOf } from '../../accounts/modes.ts';
 import { sessionToken, sessionTokenHash } from '../../auth/sessions.ts';
 import { ApiError } from '../../errors.ts';
 import type { RequestContext } from './context.ts';
@@ -182,7 +183,7 @@ async function openAccountSink<S extends Sink>(
   const sink = make();
   sink.onClose(() => void streams.leases.release(lease));
   // Billed per period held whoever holds it: a key, or a session (a dead session's next charge is a 401).
-  const billing = chargeWhileHeld(services, { payer: holder.payer, ...usage, requestId: ctx.requestId }, streams.timing.billingPeriodMs, (error) => sink.close(error));
+  const billing = chargeWhileHeld(services, { payer: holder.payer, ...usage, requestId: ctx.requestId, defaultCostMicros: holder.costMicros }, streams.timing.billingPeriodMs, (error) => sink.close(error));
   sink.onClose(streams.holdBilling(billing));
   streams.track(sink);
   const subscriber = new AccountSubscriber(ctx.user.accountId, ctx.user.userId, sink, resume);
@@ -200,14 +201,15 @@ async function openAccountSink<S extends Sink>(
  * ?apiKey= — wins over a cookie), from the request itself, not from the principal, whose apiKeyId is
  * null for a session.
  */
-function holderOf(ctx: RequestContext & AccountCaller): { leaseKey: string; payer: Payer } {
+function holderOf(ctx: RequestContext & AccountCaller): { leaseKey: string; payer: Payer; costMicros: number } {
   const key = ctx.headers.get('x-api-key') ?? ctx.query().get('apiKey');
+  const costMicros = standardCostOf(ctx.services.config, key);
   if (key !== null) {
     const keyHash = hashApiKey(key);
-    return { leaseKey: keyHash, payer: { keyHash } };
+    return { leaseKey: keyHash, payer: { keyHash }, costMicros };
   }
   const sessionHash = sessionTokenHash(sessionToken(ctx.headers.get('cookie')) ?? '');
-  return { leaseKey: `session:${sessionHash}`, payer: { sessionHash } };
+  return { leaseKey: `session:${sessionHash}`, payer: { sessionHash }, costMicros };
 }
 
 /** A refused lease is a 429 with Retry-After (a slot frees when a stream closes, or its lease expires); a 503 gets one too. */
