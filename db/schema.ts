@@ -15,3 +15,4 @@ export * from './tables/deposits.ts';
 export * from './tables/metering.ts';
 export * from './tables/market-history.ts';
 export * from './tables/notifications.ts';
+export * from './tables/audit.ts';

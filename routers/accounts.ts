@@ -4,6 +4,8 @@ import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { walletsOf } from '../server/auth/siwe.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { dashboardProcedure } from '../server/platform/procedures/base.ts';
+import { audited } from '../server/audit/log.ts';
+import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 import { iso, isoString, noInput, usdAmount } from './params.ts';
 
 const TAG = ['Accounts (dashboard)'];
@@ -78,11 +80,14 @@ export const accountsRouter = router({
     )
     .output(z.object({ accountId: z.string(), balanceUsd: z.number(), credited: z.boolean() }))
     .mutation(async ({ ctx, input }) => {
-      const result = await creditAccount(ctx.services.database.db, {
-        accountId: ctx.accountId,
-        amountMicros: usdToMicros(input.amountUsd),
-        reference: input.reference,
-      });
+      const amountMicros = usdToMicros(input.amountUsd);
+      // Recorded only when it credited: a repeated reference changes nothing.
+      const result = await audited(
+        ctx.services.database.db,
+        await auditActorOf(ctx),
+        (tx) => creditAccount(tx, { accountId: ctx.accountId, amountMicros, reference: input.reference }),
+        (r) => (r.credited ? { action: 'account.credited', accountId: ctx.accountId, targetId: input.reference, details: { amountUsd: microsToUsd(amountMicros) } } : null),
+      );
       return { accountId: ctx.accountId, balanceUsd: microsToUsd(result.balanceMicros), credited: result.credited };
     }),
 
@@ -104,10 +109,13 @@ export const accountsRouter = router({
     )
     .output(accountView)
     .mutation(async ({ ctx, input }) => {
-      const account = await setAccountRate(ctx.services.database.db, {
-        accountId: ctx.accountId,
-        costPerRequestMicros: usdToMicros(input.costPerRequestUsd),
-      });
+      const costPerRequestMicros = usdToMicros(input.costPerRequestUsd);
+      const account = await audited(
+        ctx.services.database.db,
+        await auditActorOf(ctx),
+        (tx) => setAccountRate(tx, { accountId: ctx.accountId, costPerRequestMicros }),
+        () => ({ action: 'account.rate_set', accountId: ctx.accountId, details: { costPerRequestUsd: microsToUsd(costPerRequestMicros) } }),
+      );
       return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(ctx.services.database.db, ctx.accountId));
     }),
 
@@ -141,12 +149,12 @@ export const accountsRouter = router({
     .output(accountView)
     .mutation(async ({ ctx, input }) => {
       const db = ctx.services.database.db;
-      const account = await setBillingPlan(db, {
+      const change = { accountId: ctx.accountId, plan: input.plan, stripeCustomerId: input.stripeCustomerId, monthlyCapMicros: input.monthlyCapUsd === undefined ? null : usdToMicros(input.monthlyCapUsd) };
+      const account = await audited(db, await auditActorOf(ctx), (tx) => setBillingPlan(tx, change), () => ({
+        action: 'account.plan_set',
         accountId: ctx.accountId,
-        plan: input.plan,
-        stripeCustomerId: input.stripeCustomerId,
-        monthlyCapMicros: input.monthlyCapUsd === undefined ? null : usdToMicros(input.monthlyCapUsd),
-      });
+        details: { plan: input.plan, stripeCustomerId: input.stripeCustomerId ?? null, monthlyCapUsd: input.monthlyCapUsd ?? null },
+      }));
       return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(db, ctx.accountId));
     }),
 });

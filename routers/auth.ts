@@ -10,6 +10,7 @@ import { router } from '../server/platform/procedures/trpc.ts';
 import { publicProcedure, sessionProcedure } from '../server/platform/procedures/base.ts';
 import { sessionOf } from '../server/platform/procedures/session-gate.ts';
 import { iso, isoString, noInput } from './params.ts';
+import { audited } from '../server/audit/log.ts';
 
 const TAG = ['Sign-in'];
 
@@ -87,7 +88,13 @@ export const authRouter = router({
       );
       // Deposits this wallet sent before it had an account are credited to it now (once).
       await creditUnclaimedFor(database.db, signedIn.address, signedIn.accountId);
-      const session = await createSession(database.db, config, signedIn);
+      const actor = { kind: 'session' as const, id: signedIn.address, clientIp: ctx.clientIp(), requestId: ctx.requestId };
+      const session = await audited(database.db, actor, (tx) => createSession(tx, config, signedIn), () => ({
+        action: 'session.signed_in',
+        accountId: signedIn.accountId,
+        targetId: signedIn.address,
+        details: { accountCreated: signedIn.created },
+      }));
       // Two cookies, a line each (platform/http/response-headers.ts): the session, and the used nonce's binding cleared.
       ctx.resHeaders['Set-Cookie'] = `${sessionCookie(config, session.token, session.expiresAt)}\n${clearedNonceCookie(config, ctx.transport)}`;
       return { accountId: signedIn.accountId, address: signedIn.address, created: signedIn.created, expiresAt: iso(session.expiresAt) };
@@ -149,7 +156,10 @@ export const authRouter = router({
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx }) => {
       const token = sessionToken(ctx.headers.get('cookie'));
-      if (token) await revokeSession(ctx.services.database.db, token);
+      if (token) {
+        const actor = { kind: 'session' as const, id: getAddress(ctx.session.address), clientIp: ctx.clientIp(), requestId: ctx.requestId };
+        await audited(ctx.services.database.db, actor, (tx) => revokeSession(tx, token), (ended) => (ended ? { action: 'session.signed_out', accountId: ended.accountId, targetId: ended.address } : null));
+      }
       ctx.resHeaders['Set-Cookie'] = clearedSessionCookie(ctx.services.config);
       return { success: true as const };
     }),

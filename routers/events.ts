@@ -11,6 +11,8 @@ import { iso, isoString } from './params.ts';
 import { resolveEventOutcome } from '../server/trading/resolution.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { dashboardProcedure } from '../server/platform/procedures/base.ts';
+import { audited } from '../server/audit/log.ts';
+import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 
 export const eventsRouter = router({
   resolve: dashboardProcedure
@@ -49,7 +51,7 @@ export const eventsRouter = router({
         deferred: z.number().int().meta({ description: 'Open positions with a sale still pending: they settle on a later call' }),
       }),
     )
-    .mutation(({ ctx, input }) => resolveEventOutcome(ctx.services, input.eventId, input.voided ? { voided: true } : { winningBandId: input.winningBandId! })),
+    .mutation(async ({ ctx, input }) => resolveEventOutcome(ctx.services, input.eventId, input.voided ? { voided: true } : { winningBandId: input.winningBandId! }, await auditActorOf(ctx))),
 
   listings: dashboardProcedure
     .meta({
@@ -113,7 +115,11 @@ export const eventsRouter = router({
         announced: z.number().int().meta({ description: 'Accounts told event.listed by this call' }),
       }),
     )
-    .mutation(({ ctx, input }) => setListing(ctx.services.database.db, input.eventId, input.listing)),
+    .mutation(async ({ ctx, input }) =>
+      audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => setListing(tx, input.eventId, input.listing), (r) =>
+        r.changed ? { action: 'event.listing_set', accountId: null, targetId: r.eventId, details: { listing: r.listing } } : null,
+      ),
+    ),
 
   discover: dashboardProcedure
     .meta({

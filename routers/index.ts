@@ -4,6 +4,7 @@
  */
 import { router } from '../server/platform/procedures/trpc.ts';
 import { accountsRouter } from './accounts.ts';
+import { auditLogRouter } from './audit-log.ts';
 import { authRouter } from './auth.ts';
 import { balanceHistoryRouter } from './balance-history.ts';
 import { billingRouter } from './billing.ts';
@@ -35,6 +36,7 @@ export const appRouter = router({
   billing: billingRouter,
   usage: usageRouter,
   balanceHistory: balanceHistoryRouter,
+  auditLog: auditLogRouter,
   keys: keysRouter,
   accounts: accountsRouter,
   deposits: depositsRouter,

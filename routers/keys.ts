@@ -5,6 +5,8 @@ import { accountCreatingProcedure, dashboardProcedure } from '../server/platform
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { SCOPES, type Scope } from '../server/accounts/scopes.ts';
 import { MODES, TEST_KEY_SCOPES } from '../server/accounts/modes.ts';
+import { audited } from '../server/audit/log.ts';
+import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 import { iso, isoOrNull, isoString, noInput, usdAmount } from './params.ts';
 
 const TAG = ['API keys (dashboard)'];
@@ -109,14 +111,20 @@ export const keysRouter = router({
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      const created = await createApiKey(ctx.services.database.db, {
+      const key = {
         accountId: ctx.accountId,
         name: input.name,
         spendCapMicros: input.spendCapUsd === undefined ? null : usdToMicros(input.spendCapUsd),
         capPeriod: input.capPeriod,
         scopes: input.mode === 'test' ? (input.scopes ?? TEST_KEY_SCOPES) : input.scopes,
         mode: input.mode,
-      });
+      };
+      const created = await audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => createApiKey(tx, key), (k) => ({
+        action: 'key.created',
+        accountId: ctx.accountId,
+        targetId: k.id,
+        details: { name: k.name, mode: k.mode, maskedKey: k.maskedKey, scopes: k.scopes ?? 'all', spendCapUsd: k.spendCapMicros === null ? null : microsToUsd(k.spendCapMicros), capPeriod: k.capPeriod },
+      }));
       const { spendCapUsd, capPeriod } = capView(created);
       return { id: created.id, name: created.name, key: created.key, maskedKey: created.maskedKey, createdAt: iso(created.createdAt), spendCapUsd, capPeriod, ...scopeView(created.scopes), mode: created.mode };
     }),
@@ -136,7 +144,12 @@ export const keysRouter = router({
     .input(z.strictObject({ id: z.string().min(1).max(64).meta({ description: 'The key\'s id (key_…, from GET /api/keys), not the key itself', example: 'key_FnfU71WQeSY3DWtAZpbSi1' }) }))
     .output(z.object({ success: z.literal(true), id: z.string(), status: z.literal('revoked'), revokedAt: isoString() }))
     .mutation(async ({ ctx, input }) => {
-      const revoked = await revokeApiKey(ctx.services.database.db, { accountId: ctx.accountId, keyId: input.id });
+      const revoked = await audited(
+        ctx.services.database.db,
+        await auditActorOf(ctx),
+        (tx) => revokeApiKey(tx, { accountId: ctx.accountId, keyId: input.id }),
+        (r) => ({ action: 'key.revoked', accountId: ctx.accountId, targetId: r.id }),
+      );
       return { success: true as const, id: revoked.id, status: 'revoked' as const, revokedAt: iso(revoked.revokedAt) };
     }),
 });

@@ -12,6 +12,8 @@ import { userProcedure } from '../server/platform/procedures/base.ts';
 import { optionalParams } from './params.ts';
 import { venueOf } from '../server/trading/venue-of.ts';
 import { resetTestUser } from '../server/trading/reset.ts';
+import { audited } from '../server/audit/log.ts';
+import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 import { microsToUsd } from '../server/lib/money.ts';
 
 const TAGS = ['Trading settings and credentials'];
@@ -99,7 +101,12 @@ export const tradingSettingsRouter = router({
     .output(outcome)
     .mutation(async ({ ctx, input }) => {
       const { database, credentialCipher } = ctx.services;
-      await storeCredentials(database.db, venueOf(ctx.services, ctx.user.accountId), credentialCipher, ctx.user, input);
+      // Checked with the venue before anything is written; recorded with the write (never the credentials themselves).
+      await audited(database.db, await auditActorOf(ctx), (tx) => storeCredentials(tx, venueOf(ctx.services, ctx.user.accountId), credentialCipher, ctx.user, input), () => ({
+        action: 'credentials.stored',
+        accountId: ctx.user.accountId,
+        targetId: ctx.user.userId,
+      }));
       return { success: true, message: 'Venue credentials stored' };
     }),
 
@@ -115,7 +122,12 @@ export const tradingSettingsRouter = router({
     })
     .output(outcome)
     .mutation(async ({ ctx }) => {
-      const deleted = await deleteCredentials(ctx.services.database.db, ctx.user);
+      const deleted = await audited(
+        ctx.services.database.db,
+        await auditActorOf(ctx),
+        (tx) => deleteCredentials(tx, ctx.user),
+        (gone) => (gone ? { action: 'credentials.deleted', accountId: ctx.user.accountId, targetId: ctx.user.userId } : null),
+      );
       return { success: true, message: deleted ? 'Venue credentials deleted' : 'No venue credentials were stored' };
     }),
 

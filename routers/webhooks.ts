@@ -24,6 +24,8 @@ import {
 import { iso, isoOrNull, isoString, optionalParams, wholeNumber } from './params.ts';
 import { pageFields, pageOffset } from './trading-paging.ts';
 import { webhookEventsInput } from '../server/webhooks/input.ts';
+import { audited } from '../server/audit/log.ts';
+import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 
 const TAG = ['Webhooks'];
 const DOCS = 'docs/webhooks.md';
@@ -94,7 +96,13 @@ export const webhooksRouter = router({
     )
     .output(webhook.omit({ previousSecretExpiresAt: true }).extend({ secret: secret() }))
     .mutation(async ({ ctx, input }) => {
-      const created = await createWebhook(ctx.services, ctx.principal.accountId, input);
+      const accountId = ctx.principal.accountId;
+      const created = await audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => createWebhook(ctx.services, accountId, input, { db: tx }), (w) => ({
+        action: 'webhook.created',
+        accountId,
+        targetId: w.id,
+        details: { url: w.url, events: w.events },
+      }));
       return { id: created.id, url: created.url, events: created.events, secret: created.secret, createdAt: iso(created.createdAt) };
     }),
 
@@ -130,7 +138,8 @@ export const webhooksRouter = router({
     .input(z.strictObject({ id: webhookId() }))
     .output(z.object({ id: z.string(), status: z.literal('deleted'), deletedAt: isoString() }))
     .mutation(async ({ ctx, input }) => {
-      const deleted = await deleteWebhook(ctx.services.database.db, ctx.principal.accountId, input.id);
+      const accountId = ctx.principal.accountId;
+      const deleted = await audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => deleteWebhook(tx, accountId, input.id), (d) => (d.changed ? { action: 'webhook.deleted', accountId, targetId: d.id } : null));
       return { id: deleted.id, status: 'deleted' as const, deletedAt: iso(deleted.deletedAt) };
     }),
 
@@ -169,7 +178,12 @@ export const webhooksRouter = router({
     .input(z.strictObject({ id: webhookId() }))
     .output(z.object({ id: z.string(), secret: secret(), previousSecretExpiresAt: isoString() }))
     .mutation(async ({ ctx, input }) => {
-      const rotated = await rotateWebhookSecret(ctx.services, ctx.principal.accountId, input.id);
+      const accountId = ctx.principal.accountId;
+      const rotated = await audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => rotateWebhookSecret(ctx.services, accountId, input.id, tx), (r) => ({
+        action: 'webhook.secret_rotated',
+        accountId,
+        targetId: r.id,
+      }));
       return { id: rotated.id, secret: rotated.secret, previousSecretExpiresAt: iso(rotated.previousSecretExpiresAt) };
     }),
 

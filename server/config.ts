@@ -48,6 +48,13 @@ const rate = (fallback: number) =>
       return n;
     });
 
+/** A DASHBOARD_KEYS entry: `name=key` names its operator (letters, digits, . _ -; up to 32); else the whole entry is the key. */
+const OPERATOR_NAME = /^([A-Za-z0-9._-]{1,32})=(.+)$/;
+function operatorEntry(entry: string, index: number): { name: string; key: string } {
+  const named = OPERATOR_NAME.exec(entry);
+  return named ? { name: named[1]!, key: named[2]! } : { name: `operator-${index + 1}`, key: entry };
+}
+
 const usdAmount = (fallback: string, example: string) =>
   z
     .string()
@@ -80,11 +87,14 @@ const envSchema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_POOL_SIZE: int(10, 1, 200),
+  // Each entry `name=key` (a named operator) or a bare key (named operator-<n> by its position).
   DASHBOARD_KEYS: z
     .string()
     .optional()
     .transform(csv)
-    .pipe(z.array(z.string().min(32, 'each dashboard key must be at least 32 characters'))),
+    .transform((entries) => entries.map(operatorEntry))
+    .pipe(z.array(z.object({ name: z.string(), key: z.string().min(32, 'each dashboard key must be at least 32 characters') })))
+    .refine((operators) => new Set(operators.map((o) => o.name)).size === operators.length, 'each operator name once'),
   TRADING_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
@@ -212,6 +222,8 @@ export interface Config {
   host: string;
   database: { kind: 'postgres'; url: string; poolSize: number } | { kind: 'pglite'; dataDir: string };
   dashboardKeys: string[];
+  /** The operators: a name each, and the dashboard key they present (the audit log names them). */
+  operators: { name: string; key: string }[];
   tradingEncryptionKey?: string;
   /** Older keys that still open rows sealed before a rotation. */
   tradingEncryptionPreviousKeys: string[];
@@ -333,7 +345,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     database: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE }
       : { kind: 'pglite', dataDir: e.DATA_DIR },
-    dashboardKeys: e.DASHBOARD_KEYS,
+    dashboardKeys: e.DASHBOARD_KEYS.map((o) => o.key),
+    operators: e.DASHBOARD_KEYS,
     tradingEncryptionKey: e.TRADING_ENCRYPTION_KEY?.toLowerCase(),
     tradingEncryptionPreviousKeys: e.TRADING_ENCRYPTION_PREVIOUS_KEYS.map((k) => k.toLowerCase()),
     costPerRequestMicros: e.COST_PER_REQUEST_USD,

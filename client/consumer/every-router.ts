@@ -18,6 +18,7 @@ const authStatus: boolean = (await api.auth.status.query()).signedIn;
 const billing = await withCallInfo((o) => api.billing.get.query(undefined, o));
 const usage = await api.usage.list.query({ limit: 5 });
 const balanceHistory = await api.balanceHistory.list.query({ limit: 5 });
+const audit = await api.auditLog.list.query({ limit: 5, action: 'key.created' });
 const keys = await dashboard.keys.list.query();
 const account: RouterOutputs['accounts']['me'] = await dashboard.accounts.me.query();
 const deposits = await dashboard.deposits.list.query();
@@ -96,6 +97,7 @@ report({
   billing: { balanceUsd: billing.data.balanceUsd, cost: billing.cost, costMicros: billing.costMicros, requestId: billing.requestId },
   usageRecords: usage.records.length,
   balanceEntries: balanceHistory.entries.length,
+  auditEntries: audit.entries.map((e) => e.action),
   keyIds: keys.keys.map((key) => key.id),
   accountId: account.accountId,
   deposits: deposits.deposits.length,

@@ -4,6 +4,7 @@ import { CopyButton } from '../components/CopyButton.tsx';
 import { ErrorMessage } from '../components/ErrorMessage.tsx';
 import { formatDate, formatUsd } from '../format.ts';
 import { api, type Outputs } from '../trpc.ts';
+import { AuditLog } from './AuditLog.tsx';
 
 type KeyRecord = Outputs['keys']['list']['keys'][number];
 type CreatedKey = Outputs['keys']['create'];
@@ -42,6 +43,7 @@ export function Keys() {
         {keys.data && keys.data.keys.length === 0 ? <p>No keys yet: create one above to call the API.</p> : null}
         {keys.data && keys.data.keys.length > 0 ? <KeyTable keys={keys.data.keys} /> : null}
       </section>
+      <AuditLog />
     </>
   );
 }
@@ -61,6 +63,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
     mutationFn: (input: Parameters<typeof api.keys.create.mutate>[0]) => api.keys.create.mutate(input),
     onSuccess: (key) => {
       void queryClient.invalidateQueries({ queryKey: ['keys.list'] });
+      void queryClient.invalidateQueries({ queryKey: ['auditLog.list'] });
       setName('');
       setCap('');
       setPeriod('month');
@@ -247,6 +250,7 @@ function KeyRow({ record }: { record: KeyRecord }) {
     onSuccess: () => {
       setConfirming(false);
       void queryClient.invalidateQueries({ queryKey: ['keys.list'] });
+      void queryClient.invalidateQueries({ queryKey: ['auditLog.list'] });
     },
   });
   useEffect(() => {

@@ -59,8 +59,14 @@ export async function findSession(db: Db, token: string): Promise<Session | null
   return row ?? null;
 }
 
-export async function revokeSession(db: Db, token: string): Promise<void> {
-  await db.update(authSessions).set({ revokedAt: sql`now()` }).where(and(eq(authSessions.tokenHash, digest(token)), isNull(authSessions.revokedAt)));
+/** The session it ended, or null when the token named no live one (a repeated sign-out). */
+export async function revokeSession(db: Db, token: string): Promise<{ accountId: string; address: string } | null> {
+  const [ended] = await db
+    .update(authSessions)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(authSessions.tokenHash, digest(token)), isNull(authSessions.revokedAt)))
+    .returning({ accountId: authSessions.accountId, address: authSessions.address });
+  return ended ?? null;
 }
 
 /** A cookie's value in a Cookie header, if any. */

@@ -86,7 +86,7 @@ export async function syncEvents(services: Services, options: { events?: string[
         await applyEventSync(db, plan);
         plan.event.status = (await findEvent(db, event.id)).status;
         if (decision.action === 'apply') {
-          const outcome = await resolveEventOutcome(services, event.id, decision.outcome);
+          const outcome = await resolveEventOutcome(services, event.id, decision.outcome, { kind: 'system', id: 'event-sync', clientIp: null, requestId: null });
           plan.event.status = outcome.status;
           settlement = { settled: outcome.settled, paid: outcome.paid, unpaid: outcome.unpaid, deferred: outcome.deferred };
         } else if (plan.event.status === 'resolved' || plan.event.status === 'voided') {

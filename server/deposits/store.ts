@@ -153,7 +153,15 @@ export async function creditDeposit(db: Db, key: DepositKey, blockHash: string |
                    jsonb_build_object('balance', ${usdSql('u.balance_micros')}, 'change', ${usdSql('u.amount_micros')}, 'reason', 'deposit',
                                       'depositId', (select c.id from credited c))
               from updated u`,
-      )}
+      )},
+      -- The credit in the audit log (server/audit/log.ts), by the deposits path, in the same statement.
+      audit_entry as (
+        insert into audit_log (id, account_id, actor_kind, actor_id, action, target_id, details)
+        select ${sql.placeholder('auditId')}::text, c.account_id, 'system', 'deposits', 'account.credited', c.id,
+               jsonb_build_object('amountUsd', ${usdSql('c.amount_micros')}, 'chainId', c.chain_id, 'txHash', c.tx_hash, 'logIndex', c.log_index)
+          from credited c join added on added.account_id = c.account_id
+        returning id
+      )
       select (select account_id from added) as account_id, (select amount_micros from added) as amount`,
   );
   // '' never equals a stored hash: without a verified block only unclaimed rows can be credited.
@@ -165,6 +173,7 @@ export async function creditDeposit(db: Db, key: DepositKey, blockHash: string |
     creditId: newId('crd'),
     creditedEventId: newId('evt'),
     balanceEventId: newId('evt'),
+    auditId: newId('aud'),
   });
   if (!row?.account_id || row.amount == null) return null;
   return { accountId: row.account_id, amountMicros: Number(row.amount) };

@@ -4,7 +4,7 @@
  * request its usage id), so they are cut from a pooled string of random base58 digits instead of
  * converting a 16-byte number (that was ~9% of a cheap request).
  */
-export type IdPrefix = 'key' | 'use' | 'crd' | 'req' | 'pos' | 'ord' | 'trd' | 'op' | 'stl' | 'acct' | 'dep' | 'evt' | 'wh' | 'msg' | 'strm';
+export type IdPrefix = 'key' | 'use' | 'crd' | 'req' | 'pos' | 'ord' | 'trd' | 'op' | 'stl' | 'acct' | 'dep' | 'evt' | 'wh' | 'msg' | 'strm' | 'aud';
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const ID_DIGITS = 22;

@@ -28,8 +28,8 @@ export interface Services {
   database: Database;
   rateLimiter: RateLimiter;
   logger: Logger;
-  /** SHA-256 digests of the configured dashboard keys, compared in constant time. */
-  dashboardKeyDigests: Uint8Array[];
+  /** The operators (DASHBOARD_KEYS): each one's name and the SHA-256 of its key, compared in constant time. */
+  operators: { name: string; digest: Uint8Array }[];
   /** Company aggregates and answers (details, pages), valid while the dataset version is unchanged. */
   companyCache: DatasetCache;
   /** Events and order books, refreshed at most once per MARKET_DATA_TTL_MS. */
@@ -67,7 +67,7 @@ function defaultDepositChain(config: Config, polygon: PublicClient | undefined):
 }
 
 export function createServices(
-  parts: Omit<Services, 'dashboardKeyDigests' | 'companyCache' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'testVenue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics' | 'companyForMarket'>,
+  parts: Omit<Services, 'operators' | 'companyCache' | 'marketData' | 'recorder' | 'credentialCipher' | 'venue' | 'testVenue' | 'refunds' | 'recentKeys' | 'depositChain' | 'polygon' | 'metrics' | 'companyForMarket'>,
   options: { venue?: Venue; now?: () => number; depositChain?: DepositChain; polygon?: PublicClient } = {},
 ): Services {
   const metrics = createMetrics({ enabled: parts.config.metrics.enabled, now: options.now });
@@ -81,7 +81,7 @@ export function createServices(
   const marketData = new MarketData(parts.database.db, venue, parts.config.marketDataTtlMs, options.now);
   const services: Services = {
     ...parts,
-    dashboardKeyDigests: parts.config.dashboardKeys.map(digestOf),
+    operators: parts.config.operators.map((o) => ({ name: o.name, digest: digestOf(o.key) })),
     companyCache: new DatasetCache(),
     companyForMarket,
     marketData,

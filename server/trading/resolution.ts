@@ -15,6 +15,7 @@ import { settleEvent, type SettlementRun } from './settlement.ts';
 import { findEvent } from '../events/queries.ts';
 import { resolveEventId } from '../events/resolve.ts';
 import { emitEventResolved } from '../notifications/announce.ts';
+import { recordAudit, type AuditActor } from '../audit/log.ts';
 
 /** A winning band, or a void. */
 export type EventOutcome = { winningBandId: string } | { voided: true };
@@ -28,7 +29,8 @@ export interface ResolutionOutcome extends SettlementRun {
   changed: boolean;
 }
 
-export async function resolveEventOutcome(services: TradingHandles, eventRef: string, outcome: EventOutcome): Promise<ResolutionOutcome> {
+/** `actor`: who resolved it, recorded in the audit log with the change (server/audit/log.ts). */
+export async function resolveEventOutcome(services: TradingHandles, eventRef: string, outcome: EventOutcome, actor?: AuditActor): Promise<ResolutionOutcome> {
   const db = services.database.db;
   const eventId = await resolveEventId(db, eventRef);
   const event = await findEvent(db, eventId);
@@ -50,6 +52,7 @@ export async function resolveEventOutcome(services: TradingHandles, eventRef: st
     await tx.update(events).set({ status, resolvedBandIndex: bandIndex, updatedAt: sql`now()` }).where(eq(events.id, eventId));
     const band = bandIndex === null ? undefined : event.bands[bandIndex];
     await emitEventResolved(tx, { eventId, status, winningBandId: band?.id ?? null, winningBandLabel: band?.label ?? null });
+    if (actor) await recordAudit(tx, actor, { action: 'event.resolved', accountId: null, targetId: eventId, details: { status, winningBandId: band?.id ?? null, winningBandLabel: band?.label ?? null } });
     return true;
   });
   const run = await settleEvent(services, eventId);

@@ -92,13 +92,14 @@ export interface CreatedWebhook {
 }
 
 /** A new webhook and its secret (returned only here). At most MAX_WEBHOOKS_PER_ACCOUNT active ones per account. */
-export async function createWebhook(services: WebhookHandles, accountId: string, input: { url: string; events: WebhookEventType[] }, options: LookupOption = {}): Promise<CreatedWebhook> {
+/** `options.db`: the transaction to write in (the audit log's, server/audit/log.ts); the service's database otherwise. */
+export async function createWebhook(services: WebhookHandles, accountId: string, input: { url: string; events: WebhookEventType[] }, options: LookupOption & { db?: Db } = {}): Promise<CreatedWebhook> {
   const url = await checkedUrl(services, input.url, options);
   const events = WEBHOOK_EVENT_TYPES.filter((type) => input.events.includes(type));
   const id = newId('wh');
   const secret = newWebhookSecret();
   const secretSealed = sealSecret(services.credentialCipher, secret, accountId, id);
-  const db = services.database.db;
+  const db = options.db ?? services.database.db;
   const row = await db.transaction(async (tx) => {
     // One creation at a time per account, so the limit holds under concurrent requests.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`webhooks:${accountId}`}, 0))`);
@@ -137,7 +138,8 @@ export async function getWebhook(db: Db, accountId: string, id: string): Promise
  * Deletes a webhook: it receives nothing more, and its pending deliveries stop (marked failed,
  * "webhook deleted"; one already being sent finishes). Deleting it again answers the same.
  */
-export async function deleteWebhook(db: Db, accountId: string, id: string): Promise<{ id: string; deletedAt: Date }> {
+/** `changed`: false when it was already deleted (a repeated delete answers the same and changes nothing). */
+export async function deleteWebhook(db: Db, accountId: string, id: string): Promise<{ id: string; deletedAt: Date; changed: boolean }> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .select({ status: webhooks.status, updatedAt: webhooks.updatedAt })
@@ -145,7 +147,7 @@ export async function deleteWebhook(db: Db, accountId: string, id: string): Prom
       .where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId)))
       .for('update');
     if (!row) throw notFound(id);
-    if (row.status === 'deleted') return { id, deletedAt: row.updatedAt };
+    if (row.status === 'deleted') return { id, deletedAt: row.updatedAt, changed: false };
     const [deleted] = await tx
       .update(webhooks)
       .set({ status: 'deleted', previousSecretSealed: null, previousSecretUntil: null, updatedAt: sql`now()` })
@@ -155,7 +157,7 @@ export async function deleteWebhook(db: Db, accountId: string, id: string): Prom
       .update(webhookDeliveries)
       .set({ status: 'failed', lastError: 'webhook deleted', completedAt: sql`now()`, leaseOwner: null, leaseUntil: null })
       .where(and(eq(webhookDeliveries.webhookId, id), eq(webhookDeliveries.status, 'pending')));
-    return { id, deletedAt: deleted!.updatedAt };
+    return { id, deletedAt: deleted!.updatedAt, changed: true };
   });
 }
 
@@ -163,10 +165,10 @@ export async function deleteWebhook(db: Db, accountId: string, id: string): Prom
  * A new secret, returned only here. The one it replaces keeps signing beside it (both signatures in
  * `webhook-signature`) for ROTATION_OVERLAP_MS; a second rotation within that time drops the oldest.
  */
-export async function rotateWebhookSecret(services: WebhookHandles, accountId: string, id: string): Promise<{ id: string; secret: string; previousSecretExpiresAt: Date }> {
+export async function rotateWebhookSecret(services: WebhookHandles, accountId: string, id: string, db: Db = services.database.db): Promise<{ id: string; secret: string; previousSecretExpiresAt: Date }> {
   const secret = newWebhookSecret();
   const sealed = sealSecret(services.credentialCipher, secret, accountId, id);
-  const [row] = await services.database.db
+  const [row] = await db
     .update(webhooks)
     .set({
       previousSecretSealed: sql`${webhooks.secretSealed}`,

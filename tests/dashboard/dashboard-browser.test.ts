@@ -108,6 +108,9 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByRole('button', { name: 'Revoke prod server' }).click();
       await page.getByRole('button', { name: 'Yes, revoke' }).click();
       await page.getByText('Revoked', { exact: true }).waitFor();
+      // The security log says what happened, by whom: this wallet's session.
+      await page.getByRole('row', { name: /API key revoked/ }).waitFor();
+      await page.getByRole('row', { name: /API key created.*prod server/ }).getByText('Wallet').waitFor();
       await shot(page, 'keys', width);
       expect((await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': key } })).status).toBe(401);
 
@@ -119,7 +122,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       await page.getByText('It may only:').waitFor();
       const scopedKey = await page.getByLabel('Your new API key').inputValue();
       await page.getByRole('button', { name: 'I have saved it' }).click();
-      await page.getByRole('row', { name: /research bot/ }).getByText('data:read').waitFor();
+      await page.getByRole('table', { name: 'API keys of your account' }).getByRole('row', { name: /research bot/ }).getByText('data:read').waitFor();
       const refusedBuy = await fetch(`${rig.origin}/api/trading/buy`, {
         method: 'POST',
         headers: { 'x-api-key': scopedKey, 'x-user-id': '0x00000000000000000000000000000000000000b1', 'content-type': 'application/json' },
@@ -139,7 +142,7 @@ describe.skipIf(!available)('the dashboard in Chromium', () => {
       const testKey = await page.getByLabel('Your new API key').inputValue();
       expect(testKey).toMatch(/^pipo_test_/);
       await page.getByRole('button', { name: 'I have saved it' }).click();
-      await page.getByRole('row', { name: /sandbox bot/ }).getByText('Test', { exact: true }).waitFor();
+      await page.getByRole('table', { name: 'API keys of your account' }).getByRole('row', { name: /sandbox bot/ }).getByText('Test', { exact: true }).waitFor();
       const testCall = await fetch(`${rig.origin}/api/billing`, { headers: { 'x-api-key': testKey } });
       expect(testCall.status).toBe(200);
       expect(testCall.headers.get('x-request-cost-usd')).toBe('0');

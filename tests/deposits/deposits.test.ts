@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, eq } from 'drizzle-orm';
 import { encodeFunctionData, type Abi, type Address, type Hex } from 'viem';
-import { accounts, accountWallets, credits, deposits, depositScans } from '../../db/schema.ts';
+import { accounts, accountWallets, auditLog, credits, deposits, depositScans } from '../../db/schema.ts';
 import { createDepositChain, type DepositChain } from '../../server/deposits/chain.ts';
 import { claimDeposit, creditUnclaimedFor, finalizeDeposits, listDeposits, type DepositConfig } from '../../server/deposits/deposits.ts';
 import { scanDeposits, startDepositWatcher } from '../../server/deposits/watcher.ts';
@@ -115,6 +115,9 @@ describe('claims', () => {
     await finalizeDeposits(db(), chain, config);
     expect(await balanceOf(accountId)).toBe(12_345_678);
     expect(await creditsOf(accountId)).toHaveLength(1);
+    // The audit log has it once, by the deposits path.
+    const audited = await db().select().from(auditLog).where(and(eq(auditLog.accountId, accountId), eq(auditLog.action, 'account.credited')));
+    expect(audited.map((e) => [e.actorKind, e.actorId, e.targetId, e.details.amountUsd, e.details.txHash])).toEqual([['system', 'deposits', claimed.deposits[0]!.id, 12.345678, txHash.toLowerCase()]]);
   });
 
   test('USDC.e is accepted too, amounts exact to the micro', async () => {

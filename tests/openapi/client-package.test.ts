@@ -215,7 +215,7 @@ describe('against a live server', () => {
     expect(report.rounds.cost).toBe((unitMicros() * 10) / 1e6);
     expect(report.quote.cost).toBe(unitUsd);
     // Every call reported once, each awaited alone: a request id of its own each.
-    expect(report.calls).toHaveLength(24);
+    expect(report.calls).toHaveLength(25);
     expect(report.calls.every((call: any) => typeof call.requestId === 'string' && call.requestId.length > 0)).toBe(true);
     expect(new Set(report.calls.map((call: any) => call.requestId)).size).toBe(report.calls.length);
     // The costs reported add up to what the account was charged, to the micro-dollar.

@@ -212,6 +212,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Security-relevant changes of the calling account, newest first
+         * @description Every key created or revoked (with its mode and scopes), venue credentials stored or deleted, webhook created, deleted or given a new secret, credit, price or plan change, and wallet sign-in or sign-out of the calling account and its test side: who (key, session or operator), what, when and from which address. Append-only: no entry is ever changed or removed. Paged with cursor (nextCursor), the same cost however long the log. With a session: the signed-in account.
+         *
+         *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
+         */
+        get: operations["auditLog-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log for operators: the named account's entries, or every entry
+         * @description With a dashboard key: the entries of the account named by x-account-id (and its test side), or with `everyAccount=true` every entry of the service, event resolutions and listings included. Newest first, paged with cursor.
+         */
+        get: operations["auditLog-all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operators: who holds a dashboard key, by name (never the keys)
+         * @description The operators of this service, as DASHBOARD_KEYS names them (`name=key`; a bare key is operator-<n>), and which one is asking. Each operator action is recorded in the audit log under its operator's name.
+         */
+        get: operations["auditLog-operators"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/keys": {
         parameters: {
             query?: never;
@@ -3559,6 +3621,517 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "auditLog-list": {
+        parameters: {
+            query?: {
+                /** @description Entries per page: 1 to 100, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page */
+                cursor?: string;
+                /** @description Only entries of this action */
+                action?: "key.created" | "key.revoked" | "credentials.stored" | "credentials.deleted" | "webhook.created" | "webhook.deleted" | "webhook.secret_rotated" | "account.credited" | "account.rate_set" | "account.plan_set" | "event.resolved" | "event.listing_set" | "session.signed_in" | "session.signed_out";
+            };
+            header?: {
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Newest first */
+                        entries: {
+                            /** @example aud_3kVq8sN2bX7yTf1mLc9PzR */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T06:00:00.000Z
+                             */
+                            timestamp: string;
+                            /** @enum {string} */
+                            action: "key.created" | "key.revoked" | "credentials.stored" | "credentials.deleted" | "webhook.created" | "webhook.deleted" | "webhook.secret_rotated" | "account.credited" | "account.rate_set" | "account.plan_set" | "event.resolved" | "event.listing_set" | "session.signed_in" | "session.signed_out";
+                            actor: {
+                                /**
+                                 * @description An API key, a signed-in wallet, a named operator, or a command run on the server
+                                 * @enum {string}
+                                 */
+                                kind: "key" | "session" | "operator" | "system";
+                                /**
+                                 * @description The key's id, the wallet's address, the operator's name or the command
+                                 * @example key_FnfU71WQeSY3DWtAZpbSi1
+                                 */
+                                id: string;
+                            };
+                            /** @description The account the change concerns (`<account>~test`: its test side); null for the service as a whole (an event resolved or listed) */
+                            accountId: string | null;
+                            /** @description What was changed: a key, webhook or event id, or a trading user */
+                            targetId: string | null;
+                            /** @description What changed, e.g. a new key's name, mode and scopes, or a credit's amount */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            clientIp: string | null;
+                            requestId: string | null;
+                        }[];
+                        /** @description The next page's cursor; null on the last page */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Balance below the cost of this request; on buy, also a venue balance below the cost of the trade (INSUFFICIENT_BALANCE) */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Request-Cost-USD": components["headers"]["X-Request-Cost-USD"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "auditLog-all": {
+        parameters: {
+            query?: {
+                /** @description Entries per page: 1 to 100, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page */
+                cursor?: string;
+                /** @description Only entries of this action */
+                action?: "key.created" | "key.revoked" | "credentials.stored" | "credentials.deleted" | "webhook.created" | "webhook.deleted" | "webhook.secret_rotated" | "account.credited" | "account.rate_set" | "account.plan_set" | "event.resolved" | "event.listing_set" | "session.signed_in" | "session.signed_out";
+                /** @description true: every entry, not only the named account's */
+                everyAccount?: "true" | "false";
+            };
+            header: {
+                /**
+                 * @description The account this dashboard request manages (must exist: 404 otherwise), 1-128 characters of A-Z a-z 0-9 . _ : @ -
+                 * @example acme
+                 */
+                "x-account-id": string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Newest first */
+                        entries: {
+                            /** @example aud_3kVq8sN2bX7yTf1mLc9PzR */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T06:00:00.000Z
+                             */
+                            timestamp: string;
+                            /** @enum {string} */
+                            action: "key.created" | "key.revoked" | "credentials.stored" | "credentials.deleted" | "webhook.created" | "webhook.deleted" | "webhook.secret_rotated" | "account.credited" | "account.rate_set" | "account.plan_set" | "event.resolved" | "event.listing_set" | "session.signed_in" | "session.signed_out";
+                            actor: {
+                                /**
+                                 * @description An API key, a signed-in wallet, a named operator, or a command run on the server
+                                 * @enum {string}
+                                 */
+                                kind: "key" | "session" | "operator" | "system";
+                                /**
+                                 * @description The key's id, the wallet's address, the operator's name or the command
+                                 * @example key_FnfU71WQeSY3DWtAZpbSi1
+                                 */
+                                id: string;
+                            };
+                            /** @description The account the change concerns (`<account>~test`: its test side); null for the service as a whole (an event resolved or listed) */
+                            accountId: string | null;
+                            /** @description What was changed: a key, webhook or event id, or a trading user */
+                            targetId: string | null;
+                            /** @description What changed, e.g. a new key's name, mode and scopes, or a credit's amount */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            clientIp: string | null;
+                            requestId: string | null;
+                        }[];
+                        /** @description The next page's cursor; null on the last page */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    "auditLog-operators": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The account this dashboard request manages (must exist: 404 otherwise), 1-128 characters of A-Z a-z 0-9 . _ : @ -
+                 * @example acme
+                 */
+                "x-account-id": string;
+                /** @description Your request id, echoed back as X-Request-Id (1-128 printable characters) */
+                "x-request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operators: {
+                            /** @example alice */
+                            name: string;
+                        }[];
+                        /**
+                         * @description The operator whose key made this request; null for a signed-in customer
+                         * @example alice
+                         */
+                        you: string | null;
+                    };
+                };
+            };
+            /** @description Invalid parameter or body (BAD_REQUEST; INVALID_FLOOR for floors) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key, or the wrong kind of key (UNAUTHORIZED) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden: a key without the scope the operation needs (FORBIDDEN; see x-required-scope), a browser Origin that is not allowed, on any operation, or with a session a change (or a cross-site billed read) without a trusted Origin (FORBIDDEN_ORIGIN); on trading routes, no venue credentials or the venue refused them (INVALID_CREDENTIALS) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (NOT_FOUND; POSITION_NOT_FOUND for positions; on dashboard routes, an account that does not exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Another method than this operation's on its path (METHOD_NOT_ALLOWED); Allow lists the methods of the path */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Rate limited (RATE_LIMITED), or too many failed authentications from this client IP; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unexpected error (INTERNAL_ERROR); quote X-Request-Id */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The server is still starting, or a dependency is unavailable: the database (SERVICE_UNAVAILABLE), the venue or the chain (VENUE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

@@ -57,6 +57,9 @@ Keys are live (\`pipo_live_…\`) or test (\`pipo_test_…\`, \`POST /keys\` wit
 trades on the paper venue (against the live books when the server has a live venue), with positions,
 orders, history, webhooks, stream events, usage and balance of its own that a live key never sees,
 at the test price (free by default), never from the live balance, and reads no private-company data.
+Security-relevant changes (keys, credentials, webhooks, credits, plans, sign-ins, event resolutions)
+are recorded append-only with their actor — key, session, or operator by name (\`DASHBOARD_KEYS\`
+\`name=key\`) — in the audit log (\`GET /audit-log\`; operators \`GET /operator/audit-log\`).
 
 AI agents: every operation an API key can call is also a tool of the MCP server at \`/mcp\`
 (Streamable HTTP, the same key, price, scopes and limits; a tool's result carries its cost), or over

@@ -34,14 +34,16 @@ function presentedKey(ctx: RequestContext): string | null {
   return ctx.headers.get('x-api-key') ?? ctx.query().get('apiKey');
 }
 
-/** A server-configured dashboard (operator) key; /metrics checks its keys with it too. */
-export function isDashboardKey(services: Pick<Services, 'dashboardKeyDigests'>, key: string): boolean {
+/** The operator whose dashboard key this is (DASHBOARD_KEYS), or null; /metrics checks its keys with it too. */
+export function operatorOf(services: Pick<Services, 'operators'>, key: string): string | null {
   const digest = digestOf(key);
-  let match = false;
+  let match: string | null = null;
   // Compare against every configured key, in constant time, without stopping at the first match.
-  for (const known of services.dashboardKeyDigests) match = timingSafeEqual(known, digest) || match;
+  for (const known of services.operators) if (timingSafeEqual(known.digest, digest)) match ??= known.name;
   return match;
 }
+
+export const isDashboardKey = (services: Pick<Services, 'operators'>, key: string) => operatorOf(services, key) !== null;
 
 interface BilledRule {
   tier: PriceTier;
@@ -279,7 +281,8 @@ export const dashboard: Gate = async (call) => {
     return { ctx: { accountId: session.accountId } };
   }
   if (!key) throw new ApiError('UNAUTHORIZED', 'This route needs a dashboard key in x-api-key');
-  if (isDashboardKey(ctx.services, key)) {
+  const operator = operatorOf(ctx.services, key);
+  if (operator !== null) {
     if (header === null) throw new ApiError('UNAUTHORIZED', 'Send the dashboard key in the x-api-key header, never in the URL (?apiKey= is for API keys)');
   } else {
     await refuseBlockedClient(ctx);
@@ -296,7 +299,8 @@ export const dashboard: Gate = async (call) => {
   await call.parseInput?.();
   if (!call.meta.createsAccount) await requireAccount(ctx.services.database.db, accountId);
   ctx.logFields.accountId = accountId;
-  return { ctx: { accountId } };
+  // The operator by name: what the audit log records as the actor (platform/procedures/audit-actor.ts).
+  return { ctx: { accountId, operator } };
 };
 
 const ADMITTED: Admission = Object.freeze({});

@@ -44,7 +44,7 @@ export const userProcedure = userBaseProcedure<{ principal: KeyPrincipal; user: 
 export const tradeProcedure = userBaseProcedure<{ principal: KeyPrincipal; user: TradingUser }>({ gate: billedForUser('trade'), meta: { access: 'user', billing: 'standard' } });
 
 /** A server-configured dashboard key and x-account-id naming an existing account (404 otherwise); never billed. */
-export const dashboardProcedure = baseProcedure<{ accountId: string }>({ gate: dashboard, meta: { access: 'dashboard' } });
+export const dashboardProcedure = baseProcedure<{ accountId: string; operator?: string | null }>({ gate: dashboard, meta: { access: 'dashboard' } });
 
 /** A signed-in customer's session (the auth routes after sign-in); never billed. */
 export const sessionProcedure = baseProcedure<{ session: Session }>({ gate: sessionOnly, meta: { access: 'session', session: true } });
@@ -53,4 +53,4 @@ export const sessionProcedure = baseProcedure<{ session: Session }>({ gate: sess
  * Like dashboardProcedure, for the one route whose account need not exist yet: creating an account's
  * first key (POST /api/keys) creates the account, in the same statement as the key.
  */
-export const accountCreatingProcedure = baseProcedure<{ accountId: string }>({ gate: dashboard, meta: { access: 'dashboard', createsAccount: true } });
+export const accountCreatingProcedure = baseProcedure<{ accountId: string; operator?: string | null }>({ gate: dashboard, meta: { access: 'dashboard', createsAccount: true } });
