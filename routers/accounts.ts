@@ -5,6 +5,7 @@ import { walletsOf } from '../server/auth/siwe.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { audited } from '../server/audit/log.ts';
+import { credited, planSet, rateSet } from '../server/audit/entries.ts';
 import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 import { iso, isoString, noInput, usdAmount } from './params.ts';
 
@@ -86,7 +87,7 @@ export const accountsRouter = router({
         ctx.services.database.db,
         await auditActorOf(ctx),
         (tx) => creditAccount(tx, { accountId: ctx.accountId, amountMicros, reference: input.reference }),
-        (r) => (r.credited ? { action: 'account.credited', accountId: ctx.accountId, targetId: input.reference, details: { amountUsd: microsToUsd(amountMicros) } } : null),
+        credited(ctx.accountId, input.reference, amountMicros),
       );
       return { accountId: ctx.accountId, balanceUsd: microsToUsd(result.balanceMicros), credited: result.credited };
     }),
@@ -114,7 +115,7 @@ export const accountsRouter = router({
         ctx.services.database.db,
         await auditActorOf(ctx),
         (tx) => setAccountRate(tx, { accountId: ctx.accountId, costPerRequestMicros }),
-        () => ({ action: 'account.rate_set', accountId: ctx.accountId, details: { costPerRequestUsd: microsToUsd(costPerRequestMicros) } }),
+        () => rateSet(ctx.accountId, costPerRequestMicros),
       );
       return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(ctx.services.database.db, ctx.accountId));
     }),
@@ -150,11 +151,7 @@ export const accountsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const db = ctx.services.database.db;
       const change = { accountId: ctx.accountId, plan: input.plan, stripeCustomerId: input.stripeCustomerId, monthlyCapMicros: input.monthlyCapUsd === undefined ? null : usdToMicros(input.monthlyCapUsd) };
-      const account = await audited(db, await auditActorOf(ctx), (tx) => setBillingPlan(tx, change), () => ({
-        action: 'account.plan_set',
-        accountId: ctx.accountId,
-        details: { plan: input.plan, stripeCustomerId: input.stripeCustomerId ?? null, monthlyCapUsd: input.monthlyCapUsd ?? null },
-      }));
+      const account = await audited(db, await auditActorOf(ctx), (tx) => setBillingPlan(tx, change), () => planSet(ctx.accountId, change));
       return toAccountView(account, ctx.services.config.costPerRequestMicros, await walletsOf(db, ctx.accountId));
     }),
 });

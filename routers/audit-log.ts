@@ -4,10 +4,10 @@
  */
 import { z } from 'zod';
 import { AUDIT_ACTIONS, listAudit, type AuditRow } from '../server/audit/log.ts';
-import { liveAccountOf, testSideOf } from '../server/accounts/modes.ts';
+import { bothSides } from '../server/accounts/modes.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { apiKeyProcedure, dashboardProcedure } from '../server/platform/procedures/base.ts';
-import { iso, isoString, noInput, optionalParams, wholeNumber } from './params.ts';
+import { iso, isoString, noInput, optionalParams, queryBoolean, wholeNumber } from './params.ts';
 
 const TAG = ['Account and billing'];
 
@@ -51,9 +51,6 @@ const page = async (db: Parameters<typeof listAudit>[0], input: { limit: number;
   return { entries: entries.map(view), nextCursor };
 };
 
-/** An account's entries are its own and its test side's. */
-const ofAccount = (accountId: string) => [liveAccountOf(accountId), testSideOf(liveAccountOf(accountId))];
-
 export const auditLogRouter = router({
   list: apiKeyProcedure
     .meta({
@@ -70,7 +67,7 @@ export const auditLogRouter = router({
     })
     .input(optionalParams(pageInput))
     .output(pageOutput)
-    .query(({ ctx, input }) => page(ctx.services.database.db, input, ofAccount(ctx.principal.accountId))),
+    .query(({ ctx, input }) => page(ctx.services.database.db, input, bothSides(ctx.principal.accountId))),
 
   all: dashboardProcedure
     .meta({
@@ -83,9 +80,9 @@ export const auditLogRouter = router({
           'With a dashboard key: the entries of the account named by x-account-id (and its test side), or with `everyAccount=true` every entry of the service, event resolutions and listings included. Newest first, paged with cursor.',
       },
     })
-    .input(optionalParams({ ...pageInput, everyAccount: z.enum(['true', 'false']).meta({ description: 'true: every entry, not only the named account\'s', example: 'true' }).optional() }))
+    .input(optionalParams({ ...pageInput, everyAccount: queryBoolean('true: every entry, not only the named account\'s', true) }))
     .output(pageOutput)
-    .query(({ ctx, input }) => page(ctx.services.database.db, input, input.everyAccount === 'true' ? undefined : ofAccount(ctx.accountId))),
+    .query(({ ctx, input }) => page(ctx.services.database.db, input, input.everyAccount ? undefined : bothSides(ctx.accountId))),
 
   operators: dashboardProcedure
     .meta({

@@ -6,7 +6,7 @@ import { router } from '../server/platform/procedures/trpc.ts';
 import { apiKeyProcedure } from '../server/platform/procedures/base.ts';
 import { noInput } from './params.ts';
 import { pricingFor, pricingSchema } from './pricing.ts';
-import { isTestSide } from '../server/accounts/modes.ts';
+import { standardCostOfAccount } from '../server/accounts/modes.ts';
 
 export const billingRouter = router({
   get: apiKeyProcedure
@@ -43,8 +43,7 @@ export const billingRouter = router({
         usageCount: summary.usageCount,
         usageCostUsd: microsToUsd(summary.usageCostMicros),
         balanceUsd: microsToUsd(summary.balanceMicros),
-        // A test side's default is the test price (accounts/modes.ts).
-        ...pricingFor(summary.costPerRequestMicros ?? (isTestSide(ctx.principal.accountId) ? ctx.services.config.testCostPerRequestMicros : ctx.services.config.costPerRequestMicros)),
+        ...pricingFor(summary.costPerRequestMicros ?? standardCostOfAccount(ctx.services.config, ctx.principal.accountId)),
       };
     }),
 });

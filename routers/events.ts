@@ -12,6 +12,7 @@ import { resolveEventOutcome } from '../server/trading/resolution.ts';
 import { router } from '../server/platform/procedures/trpc.ts';
 import { dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { audited } from '../server/audit/log.ts';
+import { listingSet } from '../server/audit/entries.ts';
 import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 
 export const eventsRouter = router({
@@ -116,9 +117,7 @@ export const eventsRouter = router({
       }),
     )
     .mutation(async ({ ctx, input }) =>
-      audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => setListing(tx, input.eventId, input.listing), (r) =>
-        r.changed ? { action: 'event.listing_set', accountId: null, targetId: r.eventId, details: { listing: r.listing } } : null,
-      ),
+      audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => setListing(tx, input.eventId, input.listing), listingSet),
     ),
 
   discover: dashboardProcedure

@@ -4,8 +4,9 @@ import { router } from '../server/platform/procedures/trpc.ts';
 import { accountCreatingProcedure, dashboardProcedure } from '../server/platform/procedures/base.ts';
 import { microsToUsd, usdToMicros } from '../server/lib/money.ts';
 import { SCOPES, type Scope } from '../server/accounts/scopes.ts';
-import { MODES, TEST_KEY_SCOPES } from '../server/accounts/modes.ts';
+import { MODES } from '../server/accounts/modes.ts';
 import { audited } from '../server/audit/log.ts';
+import { keyCreated, keyRevoked } from '../server/audit/entries.ts';
 import { auditActorOf } from '../server/platform/procedures/audit-actor.ts';
 import { iso, isoOrNull, isoString, noInput, usdAmount } from './params.ts';
 
@@ -116,15 +117,10 @@ export const keysRouter = router({
         name: input.name,
         spendCapMicros: input.spendCapUsd === undefined ? null : usdToMicros(input.spendCapUsd),
         capPeriod: input.capPeriod,
-        scopes: input.mode === 'test' ? (input.scopes ?? TEST_KEY_SCOPES) : input.scopes,
+        scopes: input.scopes,
         mode: input.mode,
       };
-      const created = await audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => createApiKey(tx, key), (k) => ({
-        action: 'key.created',
-        accountId: ctx.accountId,
-        targetId: k.id,
-        details: { name: k.name, mode: k.mode, maskedKey: k.maskedKey, scopes: k.scopes ?? 'all', spendCapUsd: k.spendCapMicros === null ? null : microsToUsd(k.spendCapMicros), capPeriod: k.capPeriod },
-      }));
+      const created = await audited(ctx.services.database.db, await auditActorOf(ctx), (tx) => createApiKey(tx, key), (k) => keyCreated(ctx.accountId, k));
       const { spendCapUsd, capPeriod } = capView(created);
       return { id: created.id, name: created.name, key: created.key, maskedKey: created.maskedKey, createdAt: iso(created.createdAt), spendCapUsd, capPeriod, ...scopeView(created.scopes), mode: created.mode };
     }),
@@ -148,7 +144,7 @@ export const keysRouter = router({
         ctx.services.database.db,
         await auditActorOf(ctx),
         (tx) => revokeApiKey(tx, { accountId: ctx.accountId, keyId: input.id }),
-        (r) => ({ action: 'key.revoked', accountId: ctx.accountId, targetId: r.id }),
+        (r) => keyRevoked(ctx.accountId, r),
       );
       return { success: true as const, id: revoked.id, status: 'revoked' as const, revokedAt: iso(revoked.revokedAt) };
     }),

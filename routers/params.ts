@@ -93,6 +93,14 @@ export function usdAmount(opts: { min: number; max: number }) {
 }
 
 /** Identifier texts of docs/decisions.md §1/§3: the one pattern of server/lib/identifiers.ts. */
+/** A boolean parameter: a boolean on tRPC, its text on REST (a query string has no booleans); one pipe, so the OpenAPI generator takes it as a query parameter. */
+export const queryBoolean = (description: string, example: boolean) =>
+  z
+    .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
+    .transform((v) => v === true || v === 'true')
+    .meta({ description, example })
+    .optional();
+
 export const identifier = () => z.string().regex(IDENTIFIER, `must be ${IDENTIFIER_RULE}`);
 
 /** Outputs: timestamps travel as ISO 8601 UTC strings with milliseconds. */

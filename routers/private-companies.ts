@@ -25,7 +25,7 @@ import { router } from '../server/platform/procedures/trpc.ts';
 import type { Services } from '../server/platform/services.ts';
 import { companyDataProcedure } from '../server/platform/procedures/base.ts';
 import { figureSource as source, round } from './company-shapes.ts';
-import { isoInstant, isoString, noInput, optionalParams, parseIsoInstant, wholeNumber } from './params.ts';
+import { isoInstant, isoString, noInput, optionalParams, parseIsoInstant, wholeNumber, queryBoolean } from './params.ts';
 
 const TAGS = ['Private companies'];
 
@@ -157,12 +157,7 @@ export const privateCompaniesRouter = router({
         minEmployees: employeeBound('Inclusive lower bound on employees', 100),
         maxEmployees: employeeBound('Inclusive upper bound on employees', 5000),
         updatedSince: isoInstant({ description: 'Only companies updated at or after this instant' }).meta({ example: '2026-11-01' }).optional(),
-        hasMarket: z
-          // A boolean on tRPC, its text on REST (a query string has no booleans); one pipe, so the OpenAPI generator takes it as a query parameter.
-          .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
-          .transform((v) => v === true || v === 'true')
-          .meta({ description: 'true: only companies with a listed valuation event (their detail\'s markets is not empty); false: only those without', example: true })
-          .optional(),
+        hasMarket: queryBoolean('true: only companies with a listed valuation event (their detail\'s markets is not empty); false: only those without', true),
         sort: z.enum(SORTS).meta({ description: 'Sort field, `-` prefix for descending; default id', example: '-valuationUsd' }).optional(),
         ...page,
       }, { ordered: RANGE_PARAMETERS }),

@@ -12,7 +12,7 @@ import { ApiError } from '../errors.ts';
 import { base58 } from '../lib/base58.ts';
 import { newId } from '../lib/ids.ts';
 import { SCOPES, type Scope } from './scopes.ts';
-import { keyPrefixOf, liveAccountOf, modeOfAccount, testSideOf, type Mode } from './modes.ts';
+import { bothSides, keyPrefixOf, modeOfAccount, TEST_KEY_SCOPES, testSideOf, type Mode } from './modes.ts';
 
 /** `pipo_` + base58 (keys before modes), or `pipo_live_`/`pipo_test_` + base58 (base58 has no `_`). */
 const API_KEY_SHAPE = /^pipo_(?:(?:live|test)_)?[1-9A-HJ-NP-Za-km-z]{40,46}$/;
@@ -48,6 +48,8 @@ export interface ApiKeyView {
  * way an account comes to exist over HTTP; see accounts.ts); a test key belongs to the account's test
  * side (modes.ts), created with it, beside the account itself.
  */
+const scopesOf = (scopes: readonly Scope[] | null) => (scopes ? SCOPES.filter((s) => scopes.includes(s)) : null);
+
 export async function createApiKey(db: Db, input: { accountId: string; name: string; spendCapMicros?: number | null; capPeriod?: 'day' | 'month' | null; scopes?: readonly Scope[] | null; mode?: Mode }) {
   const mode = input.mode ?? 'live';
   const prefix = keyPrefixOf(mode);
@@ -63,8 +65,8 @@ export async function createApiKey(db: Db, input: { accountId: string; name: str
     keyLast4: key.slice(-4),
     spendCapMicros: input.spendCapMicros ?? null,
     capPeriod: input.spendCapMicros == null ? null : (input.capPeriod ?? 'month'),
-    // In the vocabulary's order, once each: the listing shows them as stored.
-    scopes: input.scopes ? SCOPES.filter((s) => input.scopes!.includes(s)) : null,
+    // In the vocabulary's order, once each: the listing shows them as stored. A test key that names none holds TEST_KEY_SCOPES.
+    scopes: scopesOf(input.scopes ?? (mode === 'test' ? TEST_KEY_SCOPES : null)),
   };
   const owners = mode === 'test' ? [{ id: input.accountId }, { id: owner }] : [{ id: owner }];
   const account = db.$with('account').as(
@@ -73,9 +75,6 @@ export async function createApiKey(db: Db, input: { accountId: string; name: str
   const [created] = await db.with(account).insert(apiKeys).values(row).returning({ createdAt: apiKeys.createdAt });
   return { id: row.id, name: row.name, key, mode, maskedKey: maskApiKey(row.keyPrefix, row.keyLast4), createdAt: created!.createdAt, spendCapMicros: row.spendCapMicros, capPeriod: row.capPeriod, scopes: row.scopes };
 }
-
-/** An account's own id and its test side's: the keys of both modes are the account's. */
-const bothModes = (accountId: string) => [liveAccountOf(accountId), testSideOf(liveAccountOf(accountId))];
 
 export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView[]> {
   const rows = await db
@@ -95,7 +94,7 @@ export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyView
       spentMicros: sql<number>`case when ${apiKeys.capWindow} = (case when ${apiKeys.capPeriod} = 'day' then to_char(now() at time zone 'UTC', 'YYYY-MM-DD') else to_char(now() at time zone 'UTC', 'YYYY-MM') end) then ${apiKeys.capSpentMicros} else 0 end`.mapWith(Number),
     })
     .from(apiKeys)
-    .where(inArray(apiKeys.accountId, bothModes(accountId)))
+    .where(inArray(apiKeys.accountId, bothSides(accountId)))
     .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
   return rows.map((r) => ({
     id: r.id,
@@ -117,7 +116,7 @@ export async function revokeApiKey(db: Db, input: { accountId: string; keyId: st
   const [row] = await db
     .update(apiKeys)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.id, input.keyId), inArray(apiKeys.accountId, bothModes(input.accountId)), isNull(apiKeys.revokedAt)))
+    .where(and(eq(apiKeys.id, input.keyId), inArray(apiKeys.accountId, bothSides(input.accountId)), isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id, revokedAt: apiKeys.revokedAt });
   if (!row) throw new ApiError('NOT_FOUND', `No active API key ${input.keyId}`);
   return { id: row.id, revokedAt: row.revokedAt! };

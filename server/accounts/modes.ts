@@ -27,6 +27,9 @@ export const modeOfAccount = (accountId: string): Mode => (isTestSide(accountId)
 /** The live account a test side belongs to (an account id that is no test side is its own). */
 export const liveAccountOf = (accountId: string) => (isTestSide(accountId) ? accountId.slice(0, -TEST_SIDE_SUFFIX.length) : accountId);
 
+/** An account and its test side: what belongs to the account in both modes (its keys, its audit log). */
+export const bothSides = (accountId: string) => [liveAccountOf(accountId), testSideOf(liveAccountOf(accountId))];
+
 /** The prefix of a new key of this mode. */
 export const keyPrefixOf = (mode: Mode) => `pipo_${mode}_`;
 
@@ -34,8 +37,12 @@ export const keyPrefixOf = (mode: Mode) => `pipo_${mode}_`;
 export const modeOfKey = (key: string): Mode => (key.startsWith('pipo_test_') ? 'test' : 'live');
 
 /** The standard price of a call made with `key` (null: a session's, which is live): test keys pay the test price. */
-export const standardCostOf = (config: { costPerRequestMicros: number; testCostPerRequestMicros: number }, key: string | null) =>
-  key !== null && modeOfKey(key) === 'test' ? config.testCostPerRequestMicros : config.costPerRequestMicros;
+export const standardCostOf = (config: Prices, key: string | null) => (key !== null && modeOfKey(key) === 'test' ? config.testCostPerRequestMicros : config.costPerRequestMicros);
+
+/** The same for an account: a test side's standard price is the test price. */
+export const standardCostOfAccount = (config: Prices, accountId: string) => (isTestSide(accountId) ? config.testCostPerRequestMicros : config.costPerRequestMicros);
+
+type Prices = { costPerRequestMicros: number; testCostPerRequestMicros: number };
 
 /**
  * A test key's scopes when it names none: every scope but data:read. Private-company data is the same

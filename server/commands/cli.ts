@@ -41,6 +41,7 @@ import type { Services } from '../platform/services.ts';
 import { closeServices, openServices } from '../platform/start.ts';
 import { errorFirstLine, errorMessage } from '../lib/error-message.ts';
 import { audited, type AuditActor } from '../audit/log.ts';
+import { credited, keyCreated, keyRevoked, listingSet, planSet, rateSet } from '../audit/entries.ts';
 
 const USAGE = `usage: cli <create-key|list-keys|revoke-key|credit|set-rate|set-plan|show> --account ID [--name N] [--key ID] [--usd AMOUNT] [--reference REF]
        [--plan prepaid|metered] [--stripe-customer cus_…] [--monthly-cap-usd AMOUNT]
@@ -123,9 +124,7 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
     return { events: await listEventListings(db, listing as EventListing | undefined) };
   }
   if (command === 'approve-event' || command === 'hide-event') {
-    return audited(db, CLI_ACTOR, (tx) => setListing(tx, required(values.event, 'event'), command === 'approve-event' ? 'listed' : 'hidden'), (r) =>
-      r.changed ? { action: 'event.listing_set', accountId: null, targetId: r.eventId, details: { listing: r.listing } } : null,
-    );
+    return audited(db, CLI_ACTOR, (tx) => setListing(tx, required(values.event, 'event'), command === 'approve-event' ? 'listed' : 'hidden'), listingSet);
   }
   const accountId = required(values.account, 'account');
   if (!IDENTIFIER.test(accountId)) throw new UsageError(`--account must be ${IDENTIFIER_RULE}`);
@@ -136,25 +135,23 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
       await ensureAccount(db, accountId);
       const name = required(values.name, 'name');
       if (name.length > 64) throw new UsageError('--name must be at most 64 characters');
-      const key = await audited(db, CLI_ACTOR, (tx) => createApiKey(tx, { accountId, name }), (k) => ({ action: 'key.created', accountId, targetId: k.id, details: { name, mode: k.mode, maskedKey: k.maskedKey, scopes: 'all' } }));
+      const key = await audited(db, CLI_ACTOR, (tx) => createApiKey(tx, { accountId, name }), (k) => keyCreated(accountId, k));
       return { ...key, note: 'The full key is shown only now; store it safely.' };
     }
     case 'list-keys':
       return { keys: await listApiKeys(db, accountId) };
     case 'revoke-key':
-      return audited(db, CLI_ACTOR, (tx) => revokeApiKey(tx, { accountId, keyId: required(values.key, 'key') }), (r) => ({ action: 'key.revoked', accountId, targetId: r.id }));
+      return audited(db, CLI_ACTOR, (tx) => revokeApiKey(tx, { accountId, keyId: required(values.key, 'key') }), (r) => keyRevoked(accountId, r));
     case 'credit': {
       const reference = required(values.reference, 'reference');
       if (reference.startsWith(DEPOSIT_REFERENCE_PREFIX)) throw new UsageError(`--reference ${OPERATOR_REFERENCE_RULE}`);
       const amountMicros = usd(values.usd);
-      const result = await audited(db, CLI_ACTOR, (tx) => creditAccount(tx, { accountId, amountMicros, reference }), (r) =>
-        r.credited ? { action: 'account.credited', accountId, targetId: reference, details: { amountUsd: microsToUsd(amountMicros) } } : null,
-      );
+      const result = await audited(db, CLI_ACTOR, (tx) => creditAccount(tx, { accountId, amountMicros, reference }), credited(accountId, reference, amountMicros));
       return { accountId, credited: result.credited, balanceUsd: microsToUsd(result.balanceMicros) };
     }
     case 'set-rate': {
       const costPerRequestMicros = usd(values.usd);
-      const updated = await audited(db, CLI_ACTOR, (tx) => setAccountRate(tx, { accountId, costPerRequestMicros }), () => ({ action: 'account.rate_set', accountId, details: { costPerRequestUsd: microsToUsd(costPerRequestMicros) } }));
+      const updated = await audited(db, CLI_ACTOR, (tx) => setAccountRate(tx, { accountId, costPerRequestMicros }), () => rateSet(accountId, costPerRequestMicros));
       return { accountId, costPerRequestUsd: microsToUsd(updated.costPerRequestMicros ?? 0) };
     }
     case 'set-plan': {
@@ -165,11 +162,8 @@ export async function runCli(argv: string[], services: Services): Promise<unknow
       if (plan === 'prepaid' && (customer || values['monthly-cap-usd'])) throw new UsageError('a prepaid account has no --stripe-customer or --monthly-cap-usd');
       const cap = values['monthly-cap-usd'] === undefined ? null : parseUsd(values['monthly-cap-usd']);
       if (cap === undefined || (cap !== null && cap <= 0)) throw new UsageError('--monthly-cap-usd must be a positive decimal amount with at most 6 decimals');
-      const updated = await audited(db, CLI_ACTOR, (tx) => setBillingPlan(tx, { accountId, plan, stripeCustomerId: customer ?? null, monthlyCapMicros: cap }), () => ({
-        action: 'account.plan_set',
-        accountId,
-        details: { plan, stripeCustomerId: customer ?? null, monthlyCapUsd: cap === null ? null : microsToUsd(cap) },
-      }));
+      const change = { accountId, plan, stripeCustomerId: customer ?? null, monthlyCapMicros: cap } as const;
+      const updated = await audited(db, CLI_ACTOR, (tx) => setBillingPlan(tx, change), () => planSet(accountId, change));
       return { accountId, billingPlan: updated.billingPlan, stripeCustomerId: updated.stripeCustomerId, monthlyCapUsd: updated.monthlyCapMicros === null ? null : microsToUsd(updated.monthlyCapMicros) };
     }
     case 'show': {

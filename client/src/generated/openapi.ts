@@ -3826,7 +3826,7 @@ export interface operations {
                 /** @description Only entries of this action */
                 action?: "key.created" | "key.revoked" | "credentials.stored" | "credentials.deleted" | "webhook.created" | "webhook.deleted" | "webhook.secret_rotated" | "account.credited" | "account.rate_set" | "account.plan_set" | "event.resolved" | "event.listing_set" | "session.signed_in" | "session.signed_out";
                 /** @description true: every entry, not only the named account's */
-                everyAccount?: "true" | "false";
+                everyAccount?: boolean | ("true" | "false");
             };
             header: {
                 /**

@@ -56,7 +56,8 @@ and a key without it is 403 FORBIDDEN, checked after the input and the rate limi
 Keys are live (\`pipo_live_…\`) or test (\`pipo_test_…\`, \`POST /keys\` with \`mode: "test"\`): a test key
 trades on the paper venue (against the live books when the server has a live venue), with positions,
 orders, history, webhooks, stream events, usage and balance of its own that a live key never sees,
-at the test price (free by default), never from the live balance, and reads no private-company data.
+at the test price (free by default), never from the live balance, and reads no private-company data;
+its calls are also limited per account and per client address (429).
 Security-relevant changes (keys, credentials, webhooks, credits, plans, sign-ins, event resolutions)
 are recorded append-only with their actor — key, session, or operator by name (\`DASHBOARD_KEYS\`
 \`name=key\`) — in the audit log (\`GET /audit-log\`; operators \`GET /operator/audit-log\`).
