@@ -103,6 +103,11 @@ export function postgresClient(url: string, poolSize: number) {
     // spread over the pool round-robin. tests/platform/postgres-pool.test.ts reproduces the boundary.
     // (A real option of postgres.js, missing from its type declarations.)
     max_pipeline: Number.MAX_SAFE_INTEGER,
+    // Our statements are short reads and writes. PostgreSQL compiles a statement with LLVM once its
+    // estimated cost passes jit_above_cost, and an estimate can be wrong by orders of magnitude: a
+    // batch of usage pages, whose per-page LIMIT the planner cannot see, was estimated at 2 million
+    // and spent 230 ms compiling to read 2 rows. Off for our connections (a session setting).
+    connection: { jit: 'off' },
   };
   return postgres(url, options);
 }

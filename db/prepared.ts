@@ -55,5 +55,12 @@ export function resultRows<T>(result: unknown): T[] {
  */
 export function tableRows<T extends PgTable>(table: T, raw: Record<string, unknown>[]): T['$inferSelect'][] {
   const columns = Object.entries(getTableColumns(table));
-  return raw.map((r) => Object.fromEntries(columns.map(([key, column]) => [key, r[column.name] == null ? null : column.mapFromDriverValue(r[column.name])])) as T['$inferSelect']);
+  return raw.map((r) => {
+    const row: Record<string, unknown> = {};
+    for (const [key, column] of columns) {
+      const value = r[column.name];
+      row[key] = value == null ? null : column.mapFromDriverValue(value);
+    }
+    return row as T['$inferSelect'];
+  });
 }

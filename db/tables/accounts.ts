@@ -143,3 +143,24 @@ export const usageHours = pgTable(
   },
   (t) => [primaryKey({ columns: [t.accountId, t.hour, t.keyId, t.path] })],
 );
+
+/**
+ * The hourly cells summed per UTC day (the day's midnight), kept by a trigger on usage_hours
+ * (migration 0032), so every statement that writes an hour cell keeps its day in the same
+ * transaction. A summary by day, or a total, over a long range reads a cell per day, key and path for
+ * its whole days, hour cells only for its partial first and last days, and rows only for its partial
+ * first and last hours (server/accounts/usage.ts). Invariant: Σ of an account's day cells = Σ of its
+ * hour cells, per day, key and path, at every commit.
+ */
+export const usageDays = pgTable(
+  'usage_days',
+  {
+    accountId: text('account_id').notNull(),
+    day: timestamp('day', { withTimezone: true, mode: 'date' }).notNull(),
+    keyId: text('key_id').notNull(),
+    path: text('path').notNull(),
+    requests: bigint('requests', { mode: 'number' }).notNull(),
+    costMicros: micros('cost_micros').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.day, t.keyId, t.path] })],
+);

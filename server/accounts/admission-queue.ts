@@ -1,10 +1,11 @@
 /**
  * Billed requests admitted in batches (group admission). Every billed request debits its account's
  * row, so one account's requests used to queue on that row's lock, one statement and one commit each.
- * Here the requests an instance receives while its previous batch is in the database wait together,
+ * Here the requests an instance receives in one turn of its event loop, or while its previous batches
+ * are in the database, wait together (lib/batch-queue.ts),
  * and one statement admits them all: it finds each payer (key or session), debits each account once
  * for the requests of the batch that fit, and inserts their usage rows — so an account's row is
- * locked once per batch, not once per request, and a lone request is sent at once (no timer).
+ * locked once per batch, not once per request, and a lone request waits no timer.
  *
  * What billing promised before still holds, statement by statement (docs/decisions.md §4, "Group
  * admission"): an account is debited only `WHERE balance >= Σ cost of its admitted requests` (for a
@@ -22,6 +23,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql } from '../../db/prepared.ts';
 import { isDatabaseUnavailable } from '../errors.ts';
+import { BatchQueue, type BatchAnswer } from '../lib/batch-queue.ts';
 import { billingMetricsOf } from './billing-metrics.ts';
 
 /** One billed request, as the batch statement needs it. */
@@ -167,12 +169,6 @@ const BATCH_SQL = sql`
 /** Requests in one statement, at most: ~200 bytes of JSON each. */
 const MAX_BATCH = 256;
 
-interface Waiting {
-  request: QueuedRequest;
-  resolve(outcome: AdmissionOutcome | null): void;
-  reject(error: unknown): void;
-}
-
 const toNumber = (v: string | number | bigint | null) => (v === null ? null : Number(v));
 
 /** What every request of a batch shares: the process's standard rate and commit mode. */
@@ -188,82 +184,41 @@ export interface BatchTerms {
   concurrentBatches: number;
 }
 
-/** The queue of one database and set of terms. */
-class AdmissionQueue {
-  private waiting: Waiting[] = [];
-  private inFlight = 0;
-
-  constructor(
-    private readonly db: Db,
-    private readonly terms: BatchTerms,
-  ) {}
-
-  /** Admits one request with the others waiting now; resolves once its batch has committed. */
-  admit(request: QueuedRequest): Promise<AdmissionOutcome | null> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ request, resolve, reject });
-      this.drain();
-    });
-  }
-
-  private drain() {
-    // A batch leaves as soon as a statement slot is free: alone when the database is idle, with
-    // everything that arrived meanwhile when it is busy.
-    while (this.waiting.length && this.inFlight < this.terms.concurrentBatches) {
-      const taken = this.waiting.splice(0, MAX_BATCH);
-      this.inFlight++;
-      void this.run(taken).finally(() => {
-        this.inFlight--;
-        this.drain();
-      });
+/** One batch statement: each request's outcome, null for a payer that does not exist, or `again`. */
+async function admitBatch(db: Db, terms: BatchTerms, requests: QueuedRequest[]): Promise<Array<BatchAnswer<AdmissionOutcome | null>>> {
+  const metrics = billingMetricsOf(db);
+  metrics?.batch(requests.length);
+  const statement = preparedSql<OutcomeRow>(db, 'admit_billed_batch', BATCH_SQL);
+  const rows = await statement.execute({
+    requests: JSON.stringify(
+      requests.map((r, ord) => ({
+        ord,
+        usage_id: r.usageId,
+        payer: r.payer,
+        by_session: r.bySession,
+        multiplier: r.multiplier,
+        method: r.method,
+        path: r.path,
+        request_id: r.requestId,
+        provisional: r.provisionalSeconds,
+        scope: r.scope,
+      })),
+    ),
+    defaultCost: terms.defaultCostMicros,
+    staleSeconds: terms.staleSeconds,
+    synchronousCommit: terms.synchronousCommit ? 'on' : 'off',
+  });
+  const byOrd = new Map(rows.map((row) => [Number(row.ord), row]));
+  return requests.map((_, ord) => {
+    const row = byOrd.get(ord);
+    if (!row) return { value: null };
+    if (row.retry) {
+      // Its account moved under this batch (another instance's batch): the next one sees the new balance.
+      metrics?.retry();
+      return { again: true };
     }
-  }
-
-  private async run(taken: Waiting[]) {
-    const batch = this.terms;
-    const metrics = billingMetricsOf(this.db);
-    metrics?.batch(taken.length);
-    let rows: OutcomeRow[];
-    try {
-      const statement = preparedSql<OutcomeRow>(this.db, 'admit_billed_batch', BATCH_SQL);
-      rows = await statement.execute({
-        requests: JSON.stringify(
-          taken.map(({ request: r }, ord) => ({
-            ord,
-            usage_id: r.usageId,
-            payer: r.payer,
-            by_session: r.bySession,
-            multiplier: r.multiplier,
-            method: r.method,
-            path: r.path,
-            request_id: r.requestId,
-            provisional: r.provisionalSeconds,
-            scope: r.scope,
-          })),
-        ),
-        defaultCost: batch.defaultCostMicros,
-        staleSeconds: batch.staleSeconds,
-        synchronousCommit: batch.synchronousCommit ? 'on' : 'off',
-      });
-    } catch (error) {
-      // Unreachable database: the requests waiting behind this batch would each wait out the same
-      // connect timeout (a request's latency was two of them). They fail now, as fast as a request
-      // that finds the database down (503, retry).
-      const failed = isDatabaseUnavailable(error) ? [...taken, ...this.waiting.splice(0)] : taken;
-      for (const w of failed) w.reject(error);
-      return;
-    }
-    const byOrd = new Map(rows.map((row) => [Number(row.ord), row]));
-    taken.forEach((w, ord) => {
-      const row = byOrd.get(ord);
-      if (!row) return w.resolve(null);
-      if (row.retry) {
-        // Its account moved under this batch (another instance's batch): the next one sees the new balance.
-        metrics?.retry();
-        this.waiting.push(w);
-        return;
-      }
-      w.resolve({
+    return {
+      value: {
         apiKeyId: row.apiKeyId,
         accountId: row.accountId,
         revoked: row.revoked,
@@ -278,19 +233,25 @@ class AdmissionQueue {
         datasetVersion: Number(row.datasetVersion),
         lacksScope: row.lacksScope,
         keyScopes: row.keyScopes,
-      });
-    });
-  }
+      },
+    };
+  });
 }
 
-const queues = new WeakMap<Db, Map<string, AdmissionQueue>>();
+const queues = new WeakMap<Db, Map<string, BatchQueue<QueuedRequest, AdmissionOutcome | null>>>();
 
-/** Admits a billed request through its database's queue (one per process, database and terms). */
+/** Admits a billed request through its database's queue (one per process, database and terms); resolves once its batch has committed. */
 export function admitQueued(db: Db, terms: BatchTerms, request: QueuedRequest): Promise<AdmissionOutcome | null> {
   let byTerms = queues.get(db);
   if (!byTerms) queues.set(db, (byTerms = new Map()));
   const key = `${terms.defaultCostMicros}:${terms.synchronousCommit}:${terms.staleSeconds}:${terms.concurrentBatches}`;
   let queue = byTerms.get(key);
-  if (!queue) byTerms.set(key, (queue = new AdmissionQueue(db, terms)));
-  return queue.admit(request);
+  if (!queue) {
+    // Unreachable database: the requests waiting behind a batch would each wait out the same connect
+    // timeout (a request's latency was two of them); they fail at once, as fast as a request that
+    // finds the database down (503, retry).
+    queue = new BatchQueue((requests) => admitBatch(db, terms, requests), { concurrent: terms.concurrentBatches, max: MAX_BATCH, failsEveryone: isDatabaseUnavailable });
+    byTerms.set(key, queue);
+  }
+  return queue.add(request);
 }

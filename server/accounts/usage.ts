@@ -1,15 +1,19 @@
 /**
  * Reading an account's usage: a page of its rows, newest first, and totals and summaries over any
  * range. None of it grows with the account's history: a page is one walk of the account's
- * (created_at, id) index from the range's end or the cursor, the unfiltered total is the account's
- * running count (accounts.usage_count), and a filtered total or a summary adds up the account's hourly
- * cells (usage_hours) for the whole hours of the range and counts rows only in its partial first and
- * last hours (docs/decisions.md §4, "Reads that do not grow with history").
+ * (created_at, id) index from the range's end or the cursor (unfiltered pages read at the same
+ * moment share one statement: lib/batch-queue.ts), the unfiltered total is the account's
+ * running count (accounts.usage_count), and a filtered total or a summary adds up the account's day
+ * cells (usage_days) for the whole days of the range, its hour cells (usage_hours) for the other whole
+ * hours, and counts rows only in its partial first and last hours (docs/decisions.md §4, "Reads that
+ * do not grow with history").
  */
-import { and, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { preparedSql, resultRows } from '../../db/prepared.ts';
-import { apiKeys, usageRecords } from '../../db/schema.ts';
+import { usageRecords } from '../../db/schema.ts';
+import { isDatabaseUnavailable } from '../errors.ts';
+import { BatchQueue } from '../lib/batch-queue.ts';
 import { cursorProblem, decodeCursor, keysetPage, type KeyPart } from '../lib/keyset-cursor.ts';
 
 export interface UsageFilter {
@@ -30,6 +34,7 @@ const CURSOR_PARTS: readonly KeyPart[] = ['instant', 'text'];
 export const usageCursorProblem = (cursor: string | undefined) => cursorProblem(cursor, SORT, CURSOR_PARTS);
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 const matching = (f: UsageFilter) =>
   and(
@@ -40,20 +45,35 @@ const matching = (f: UsageFilter) =>
     f.path ? eq(usageRecords.path, f.path) : undefined,
   );
 
+type Span = { from: Date | null; to: Date | null };
+type Loose = [Date, Date, 'to-inclusive' | 'to-exclusive'];
+
+const ceilTo = (d: Date, unit: number) => new Date(Math.ceil(d.getTime() / unit) * unit);
+const floorTo = (d: Date, unit: number) => new Date(Math.floor(d.getTime() / unit) * unit);
+
 /**
- * The range cut into its whole hours, [wholeFrom, wholeTo), read from the cells, and its partial
- * first and last hours, whose rows are counted one by one (`loose`). An open end is whole up to the
- * cells' own end. A range within one hour is all loose.
+ * The range cut into what each kind of cell holds whole: its whole UTC days [days.from, days.to),
+ * read from the day cells (when `byDay`); the whole hours of its partial first and last days, from
+ * the hour cells; and its partial first and last hours, whose rows are counted one by one (`loose`).
+ * An open end is whole up to the cells' own end. A range within one hour is all loose.
  */
-function pieces(f: UsageFilter): { stored: { from: Date | null; to: Date | null } | null; loose: Array<[Date, Date, 'to-inclusive' | 'to-exclusive']> } {
-  const wholeFrom = f.from ? new Date(Math.ceil(f.from.getTime() / HOUR_MS) * HOUR_MS) : null;
+function pieces(f: UsageFilter, byDay: boolean): { days: Span | null; hours: Span[]; loose: Loose[] } {
+  const wholeFrom = f.from ? ceilTo(f.from, HOUR_MS) : null;
   // `to` is inclusive to the millisecond: the hour holding it is whole only if `to` is its last millisecond.
-  const wholeTo = f.to ? new Date(Math.floor((f.to.getTime() + 1) / HOUR_MS) * HOUR_MS) : null;
-  if (f.from && f.to && wholeFrom! >= wholeTo!) return { stored: null, loose: [[f.from, f.to, 'to-inclusive']] };
-  const loose: Array<[Date, Date, 'to-inclusive' | 'to-exclusive']> = [];
+  const wholeTo = f.to ? floorTo(new Date(f.to.getTime() + 1), HOUR_MS) : null;
+  if (f.from && f.to && wholeFrom! >= wholeTo!) return { days: null, hours: [], loose: [[f.from, f.to, 'to-inclusive']] };
+  const loose: Loose[] = [];
   if (f.from && wholeFrom && f.from < wholeFrom) loose.push([f.from, wholeFrom, 'to-exclusive']);
   if (f.to && wholeTo && wholeTo <= f.to) loose.push([wholeTo, f.to, 'to-inclusive']);
-  return { stored: { from: wholeFrom, to: wholeTo }, loose };
+  const hours: Span = { from: wholeFrom, to: wholeTo };
+  if (!byDay) return { days: null, hours: [hours], loose };
+  const dayFrom = wholeFrom && ceilTo(wholeFrom, DAY_MS);
+  const dayTo = wholeTo && floorTo(wholeTo, DAY_MS);
+  if (dayFrom && dayTo && dayFrom >= dayTo) return { days: null, hours: [hours], loose };
+  const edges: Span[] = [];
+  if (wholeFrom && dayFrom && wholeFrom < dayFrom) edges.push({ from: wholeFrom, to: dayFrom });
+  if (wholeTo && dayTo && dayTo < wholeTo) edges.push({ from: dayTo, to: wholeTo });
+  return { days: { from: dayFrom, to: dayTo }, hours: edges, loose };
 }
 
 /**
@@ -63,21 +83,27 @@ function pieces(f: UsageFilter): { stored: { from: Date | null; to: Date | null 
  */
 const instant = (d: Date) => sql`${d.getUTCFullYear() > 9999 ? 'infinity' : d.toISOString()}::timestamptz`;
 
+/** Stored cells of one span: `table` is usage_hours (its `hour`) or usage_days (its `day`, named hour here too). */
+function storedCells(f: UsageFilter, table: 'usage_hours' | 'usage_days', span: Span): SQL {
+  const at = sql.raw(table === 'usage_days' ? 'day' : 'hour');
+  const where: SQL[] = [sql`account_id = ${f.accountId}`, sql`requests <> 0`];
+  if (span.from) where.push(sql`${at} >= ${instant(span.from)}`);
+  if (span.to) where.push(sql`${at} < ${instant(span.to)}`);
+  if (f.keyId) where.push(sql`key_id = ${f.keyId}`);
+  if (f.path) where.push(sql`path = ${f.path}`);
+  return sql`select ${at} as hour, key_id, path, requests, cost_micros from ${sql.raw(table)} where ${sql.join(where, sql` and `)}`;
+}
+
 /**
- * The filtered usage as cells (hour, key, path, requests, cost): the stored cells of the whole hours,
- * and the rows of the partial ones summed the same way. Every total and summary is a sum over these.
+ * The filtered usage as cells (hour, key, path, requests, cost): the day cells of the whole days (when
+ * `byDay`: their `hour` is the day's start), the hour cells of the other whole hours, and the rows of
+ * the partial hours summed the same way. Every total and summary is a sum over these.
  */
-function cellsSql(f: UsageFilter): SQL {
-  const { stored, loose } = pieces(f);
+function cellsSql(f: UsageFilter, byDay: boolean): SQL {
+  const { days, hours, loose } = pieces(f, byDay);
   const parts: SQL[] = [];
-  if (stored) {
-    const where: SQL[] = [sql`account_id = ${f.accountId}`, sql`requests <> 0`];
-    if (stored.from) where.push(sql`hour >= ${instant(stored.from)}`);
-    if (stored.to) where.push(sql`hour < ${instant(stored.to)}`);
-    if (f.keyId) where.push(sql`key_id = ${f.keyId}`);
-    if (f.path) where.push(sql`path = ${f.path}`);
-    parts.push(sql`select hour, key_id, path, requests, cost_micros from usage_hours where ${sql.join(where, sql` and `)}`);
-  }
+  if (days) parts.push(storedCells(f, 'usage_days', days));
+  for (const span of hours) parts.push(storedCells(f, 'usage_hours', span));
   if (loose.length) {
     const within = or(...loose.map(([from, to, end]) => sql`(created_at >= ${instant(from)} and created_at ${sql.raw(end === 'to-inclusive' ? '<=' : '<')} ${instant(to)})`));
     parts.push(sql`
@@ -98,15 +124,18 @@ const unfiltered = (f: UsageFilter) => !f.from && !f.to && !f.keyId && !f.path;
 export async function listUsage(db: Db, input: UsageFilter & { limit: number; offset?: number; cursor?: string }) {
   const key = input.cursor === undefined ? undefined : decodeCursor(input.cursor, SORT, CURSOR_PARTS);
   if (unfiltered(input)) {
-    // The hottest read of the usage routes: the page and the running total in one prepared statement.
-    const rows = await preparedSql<UsageRow & { total: string | number; createdKey: string | null }>(db, 'usage_page', USAGE_PAGE_SQL).execute({
-      accountId: input.accountId,
-      limit: input.limit + 1,
-      offset: key ? 0 : (input.offset ?? 0),
-      afterKey: (key?.[0] as string | undefined) ?? null,
-      afterId: (key?.[1] as string | undefined) ?? null,
-    });
-    return pageOf(rows, input.limit);
+    // The hottest read of the usage routes: the page and the running total, in one statement shared
+    // with the other unfiltered pages this process is reading at that moment.
+    return pageOf(
+      await usagePages(db).add({
+        account_id: input.accountId,
+        lim: input.limit + 1,
+        off: key ? 0 : (input.offset ?? 0),
+        after_key: (key?.[0] as string | undefined) ?? null,
+        after_id: (key?.[1] as string | undefined) ?? null,
+      }),
+      input.limit,
+    );
   }
   // Filtered: the page and the total from the cells, again in one statement (not prepared: its shape follows the filters).
   const where = and(matching(input), key && sql`(${usageRecords.createdAt}, ${usageRecords.id}) < (${key[0] as string}::timestamptz, ${key[1] as string}::text)`);
@@ -114,7 +143,7 @@ export async function listUsage(db: Db, input: UsageFilter & { limit: number; of
     await db.execute(sql`
       select t.total, p.id, p.path, p.method, p.api_key_id as "keyId", p.created_at as "createdAt", p.cost_micros as "costMicros",
              to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdKey"
-        from (select coalesce(sum(requests), 0) as total from ${cellsSql(input)} cells) t
+        from (select coalesce(sum(requests), 0) as total from ${cellsSql(input, true)} cells) t
         left join lateral (
           select id, path, method, api_key_id, created_at, cost_micros from usage_records
            where ${where}
@@ -127,7 +156,7 @@ export async function listUsage(db: Db, input: UsageFilter & { limit: number; of
 }
 
 /** The statement's rows as a page: the records (none when the one row's id is null), the next cursor and the total. */
-function pageOf(rows: Array<UsageRow & { total: string | number; createdKey: string | null }>, limit: number) {
+function pageOf(rows: Array<UsageRow & { total: string | number | null; createdKey: string | null }>, limit: number) {
   const found = rows.filter((r) => r.id !== null).map((r) => ({ ...r, createdAt: new Date(r.createdAt), costMicros: Number(r.costMicros) }));
   const { page, nextCursor } = keysetPage(found, limit, SORT, (r) => [r.createdKey!, r.id]);
   return { records: page, nextCursor, total: Number(rows[0]?.total ?? 0) };
@@ -142,22 +171,57 @@ interface UsageRow {
   costMicros: number;
 }
 
-/** A page of an account's rows (from a cursor, or an offset) with its running total; one row with a null id when the page is empty. */
-const USAGE_PAGE_SQL = sql`
-  select a.usage_count as total, p.id, p.path, p.method, p.api_key_id as "keyId", p.created_at as "createdAt", p.cost_micros as "costMicros",
+/** One unfiltered page as the batch statement takes it. */
+interface PageRequest {
+  account_id: string;
+  lim: number;
+  off: number;
+  after_key: string | null;
+  after_id: string | null;
+}
+
+type PageRow = UsageRow & { ord: number; total: string | number | null; createdKey: string | null };
+
+/**
+ * Pages of accounts' rows (each from a cursor, or an offset) with their running totals: per request
+ * (`ord`) its rows, newest first, or one row with a null id when its page is empty.
+ */
+const USAGE_PAGES_SQL = sql`
+  select r.ord, a.usage_count as total, p.id, p.path, p.method, p.api_key_id as "keyId", p.created_at as "createdAt", p.cost_micros as "costMicros",
          to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdKey"
-    from accounts a
+    from jsonb_to_recordset(${sql.placeholder('pages')}::jsonb) as r(ord int, account_id text, lim int, off int, after_key text, after_id text)
+    left join accounts a on a.id = r.account_id
     left join lateral (
       select u.id, u.path, u.method, u.api_key_id, u.created_at, u.cost_micros
         from usage_records u
-       where u.account_id = a.id
-         and (${sql.placeholder('afterKey')}::text is null
-              or (u.created_at, u.id) < (${sql.placeholder('afterKey')}::timestamptz, ${sql.placeholder('afterId')}::text))
+       where u.account_id = r.account_id
+         and (r.after_key is null or (u.created_at, u.id) < (r.after_key::timestamptz, r.after_id))
        order by u.created_at desc, u.id desc
-       limit ${sql.placeholder('limit')}::int offset ${sql.placeholder('offset')}::int
+       limit r.lim offset r.off
     ) p on true
-   where a.id = ${sql.placeholder('accountId')}::text
-   order by p.created_at desc, p.id desc`;
+   order by r.ord, p.created_at desc, p.id desc`;
+
+/** Pages in one statement, at most (a page of 10,000 rows is one of them). */
+const MAX_PAGES = 64;
+const pageQueues = new WeakMap<Db, BatchQueue<PageRequest, PageRow[]>>();
+
+function usagePages(db: Db): BatchQueue<PageRequest, PageRow[]> {
+  let queue = pageQueues.get(db);
+  if (!queue) {
+    const statement = preparedSql<PageRow>(db, 'usage_pages', USAGE_PAGES_SQL);
+    queue = new BatchQueue(
+      async (pages) => {
+        const rows = await statement.execute({ pages: JSON.stringify(pages.map((p, ord) => ({ ord, ...p }))) });
+        const byOrd: PageRow[][] = pages.map(() => []);
+        for (const row of rows) byOrd[Number(row.ord)]!.push(row);
+        return byOrd.map((value) => ({ value }));
+      },
+      { concurrent: 2, max: MAX_PAGES, failsEveryone: isDatabaseUnavailable },
+    );
+    pageQueues.set(db, queue);
+  }
+  return queue;
+}
 
 /**
  * Requests and cost of the filtered usage, per UTC hour or day, per path and per key (with its name):
@@ -165,29 +229,28 @@ const USAGE_PAGE_SQL = sql`
  */
 export async function summariseUsage(db: Db, input: UsageFilter & { bucket: 'hour' | 'day' }) {
   const unit = sql.raw(`'${input.bucket}'`);
-  // One pass over the cells, three groupings (per bucket, per path, per key).
-  const rows = resultRows<{ bucket: string | null; path: string | null; keyId: string | null; byKey: boolean; requests: string | number; cost: string | number }>(
+  // One pass over the cells, three groupings (per bucket, per path, per key), the keys' names joined
+  // in the same statement (an account's own keys only; '' is a signed-in session's calls).
+  const rows = resultRows<{ bucket: string | null; path: string | null; keyId: string | null; keyName: string | null; byKey: boolean; requests: string | number; cost: string | number }>(
     await db.execute(sql`
-      select to_char(date_trunc(${unit}, c.hour, 'UTC') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:00:00"Z"') as bucket, c.path, c.key_id as "keyId",
-             grouping(c.key_id) = 0 as "byKey", sum(c.requests) as requests, sum(c.cost_micros) as cost
-        from ${cellsSql(input)} c
-       group by grouping sets ((date_trunc(${unit}, c.hour, 'UTC')), (c.path), (c.key_id))
-      having sum(c.requests) > 0`),
+      select g.*, k.name as "keyName"
+        from (
+          select to_char(date_trunc(${unit}, c.hour, 'UTC') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:00:00"Z"') as bucket, c.path, c.key_id as "keyId",
+                 grouping(c.key_id) = 0 as "byKey", sum(c.requests) as requests, sum(c.cost_micros) as cost
+            from ${cellsSql(input, input.bucket === 'day')} c
+           group by grouping sets ((date_trunc(${unit}, c.hour, 'UTC')), (c.path), (c.key_id))
+          having sum(c.requests) > 0
+        ) g
+        left join api_keys k on g."byKey" and k.id = g."keyId" and k.account_id = ${input.accountId}`),
   ).map((r) => ({ ...r, requests: Number(r.requests), costMicros: Number(r.cost) }));
   const buckets = rows.filter((r) => r.bucket !== null).sort((a, b) => (a.bucket! < b.bucket! ? -1 : 1));
   const byPath = rows.filter((r) => r.path !== null).sort((a, b) => b.requests - a.requests || (a.path! < b.path! ? -1 : 1));
   const keys = rows.filter((r) => r.byKey);
-  const names = new Map(
-    keys.some((k) => k.keyId)
-      ? (await db.select({ id: apiKeys.id, name: apiKeys.name }).from(apiKeys).where(and(eq(apiKeys.accountId, input.accountId), inArray(apiKeys.id, keys.flatMap((k) => k.keyId || [])))))
-          .map((k) => [k.id, k.name])
-      : [],
-  );
   const byKey = keys.sort((a, b) => b.requests - a.requests || (a.keyId! < b.keyId! ? -1 : 1));
   return {
     buckets: buckets.map((b) => ({ start: b.bucket!, requests: b.requests, costMicros: b.costMicros })),
     byPath: byPath.map((p) => ({ path: p.path!, requests: p.requests, costMicros: p.costMicros })),
-    byKey: byKey.map((k) => ({ keyId: k.keyId || null, keyName: (k.keyId && names.get(k.keyId)) || null, requests: k.requests, costMicros: k.costMicros })),
+    byKey: byKey.map((k) => ({ keyId: k.keyId || null, keyName: (k.keyId && k.keyName) || null, requests: k.requests, costMicros: k.costMicros })),
     totals: { requests: buckets.reduce((n, x) => n + x.requests, 0), costMicros: buckets.reduce((n, x) => n + x.costMicros, 0) },
   };
 }

@@ -6,6 +6,7 @@ import { preparedSql } from '../../db/prepared.ts';
 import { orders, positionBands, positions, trades, tradingTotals, type OrderStatus, type PositionStatus } from '../../db/schema.ts';
 import { ApiError } from '../errors.ts';
 import { MICROS_PER_USD } from '../lib/money.ts';
+import { unfilteredOrderPage, unfilteredTradePage } from './page-batches.ts';
 import type { OrderRow, PositionBandRow, PositionRow } from './ledger-writes.ts';
 import type { TradingUser } from './settings.ts';
 
@@ -232,15 +233,17 @@ const ORDER_COLUMNS = { PENDING: 'ordersPending', MATCHED: 'ordersMatched', CANC
  * the user's running totals; of one position, counted (a position has a handful of orders).
  */
 export async function listOrders(db: Db, user: TradingUser, filter: OrderFilter): Promise<Page<OrderRow>> {
+  const { status, positionId } = filter;
+  if (status === 'all' && !positionId) return unfilteredOrderPage(db, user, filter); // page-batches.ts
   const where: SQL[] = [eq(orders.accountId, user.accountId), eq(orders.userId, user.userId)];
-  if (filter.status !== 'all') where.push(eq(orders.status, filter.status));
-  if (filter.positionId) where.push(eq(orders.positionId, filter.positionId));
+  if (status !== 'all') where.push(eq(orders.status, status));
+  if (positionId) where.push(eq(orders.positionId, positionId));
   const condition = and(...where);
   const [rows, total] = await Promise.all([
     db.select().from(orders).where(condition).orderBy(desc(orders.createdAt), asc(orders.bandIndex), asc(orders.id)).limit(filter.limit).offset(filter.offset),
-    filter.positionId
+    positionId || status === 'all'
       ? db.select({ total: count() }).from(orders).where(condition).then((r) => r[0]!.total)
-      : totalsOf(db, user).then((t) => (filter.status === 'all' ? t.ordersPending + t.ordersMatched + t.ordersCancelled + t.ordersRejected : t[ORDER_COLUMNS[filter.status]])),
+      : totalsOf(db, user).then((t) => t[ORDER_COLUMNS[status]]),
   ]);
   return { rows, total };
 }
@@ -279,7 +282,7 @@ export async function tradeHistory(db: Db, user: TradingUser, filter: HistoryFil
   if (filter.startDate) where.push(gte(trades.createdAt, filter.startDate));
   if (filter.endDate) where.push(lte(trades.createdAt, filter.endDate));
   const condition = and(...where);
-  const unfiltered = !filter.eventId && !filter.startDate && !filter.endDate;
+  if (!filter.eventId && !filter.startDate && !filter.endDate) return unfilteredTradePage(db, user, filter); // page-batches.ts
   const summed = async () => {
     const [row] = await db
       .select({
@@ -292,11 +295,6 @@ export async function tradeHistory(db: Db, user: TradingUser, filter: HistoryFil
       .where(condition);
     return { totalTrades: row!.totalTrades, volumeMicros: Number(row!.volume), feesMicros: Number(row!.fees), realizedPnlMicros: Number(row!.pnl) };
   };
-  const [rows, summary] = await Promise.all([
-    db.select().from(trades).where(condition).orderBy(desc(trades.createdAt), desc(trades.id)).limit(filter.limit).offset(filter.offset),
-    unfiltered
-      ? totalsOf(db, user).then((t) => ({ totalTrades: t.trades, volumeMicros: t.volumeMicros, feesMicros: t.feesMicros, realizedPnlMicros: t.realizedPnlMicros }))
-      : summed(),
-  ]);
+  const [rows, summary] = await Promise.all([db.select().from(trades).where(condition).orderBy(desc(trades.createdAt), desc(trades.id)).limit(filter.limit).offset(filter.offset), summed()]);
   return { rows, summary };
 }

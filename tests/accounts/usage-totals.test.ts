@@ -1,7 +1,7 @@
 /**
- * Usage totals and summaries from the hourly cells (server/accounts/usage.ts): over ranges of every
- * shape — open ends, whole hours, a partial first or last hour, both within one hour, millisecond
- * edges — with and without a key and a path, `total` and every summary figure equal a direct count of
+ * Usage totals and summaries from the day and hour cells (server/accounts/usage.ts): over ranges of
+ * every shape — open ends, whole days, whole hours, a partial first or last day or hour, both within
+ * one hour, millisecond edges — with and without a key and a path, `total` and every summary figure equal a direct count of
  * the rows; and paging by cursor walks every row once, newest first.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -17,8 +17,8 @@ let acct: FundedAccount;
 let secondKey: { key: string; id: string };
 const START = Date.parse('2026-11-20T00:00:00.000Z');
 const HOUR = 3_600_000;
-/** A deterministic spread: 120 rows over 40 hours, some on exact hour boundaries. */
-const at = (i: number) => new Date(START + ((i * 7919) % 40) * HOUR + (i % 5 === 0 ? 0 : ((i * 104729) % HOUR))).toISOString();
+/** A deterministic spread: 120 rows over 100 hours (five UTC days), some on exact hour boundaries. */
+const at = (i: number) => new Date(START + ((i * 7919) % 100) * HOUR + (i % 5 === 0 ? 0 : ((i * 104729) % HOUR))).toISOString();
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -57,6 +57,10 @@ const ranges: Array<{ from?: string; to?: string }> = [
   { from: '2026-11-20T07:00:00.000Z', to: '2026-11-20T08:00:00.000Z' }, // one hour and one millisecond
   { from: '2026-11-20T06:59:59.999Z', to: '2026-11-20T07:00:00.000Z' }, // across a boundary by a millisecond
   { from: '2026-11-19T00:00:00.000Z', to: '2026-11-25T00:00:00.000Z' }, // around all of it
+  { from: '2026-11-21T00:00:00.000Z', to: '2026-11-22T23:59:59.999Z' }, // whole days only
+  { from: '2026-11-20T05:17:00.000Z', to: '2026-11-23T09:42:10.500Z' }, // partial first and last day, and hour
+  { from: '2026-11-20T21:00:00.000Z', to: '2026-11-21T02:59:59.999Z' }, // whole hours across midnight, no whole day
+  { from: '2026-11-21T00:00:00.000Z', to: '2026-11-21T00:00:00.000Z' }, // one millisecond at midnight
   { from: '2026-11-22T00:00:00.000Z' }, // after all of it
 ];
 

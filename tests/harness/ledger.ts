@@ -26,6 +26,8 @@ export async function ledger(t: TestApp, accountId: string) {
   expect({ count: account!.usageCount, cost: account!.usageCost }).toEqual({ count: usage.length, cost: used });
   // And so do its hourly cells, cell by cell (db/tables/accounts.ts usage_hours).
   expect(await cellsOf(t, accountId)).toEqual(await cellsFromRows(t, accountId));
+  // And its day cells are its hour cells summed per UTC day (the trigger of migration 0032).
+  expect(await dayCellsOf(t, accountId)).toEqual(await dayCellsFromHours(t, accountId));
   return { balance: account!.balance, credited: Number(credited?.total ?? 0), used, usageRows: usage.length };
 }
 
@@ -37,6 +39,23 @@ async function cellsOf(t: TestApp, accountId: string): Promise<Cell[]> {
   const rows = await t.database.db.execute(sql`
     select to_char(hour at time zone 'UTC', 'YYYY-MM-DD HH24') as hour, key_id as "keyId", path, requests::int as requests, cost_micros::bigint as cost
       from usage_hours where account_id = ${accountId} and requests <> 0`);
+  return resultRows<Cell>(rows).map((c) => ({ ...c, cost: Number(c.cost) })).sort(byCell);
+}
+
+/** The account's day cells with any request in them. */
+async function dayCellsOf(t: TestApp, accountId: string): Promise<Cell[]> {
+  const rows = await t.database.db.execute(sql`
+    select to_char(day at time zone 'UTC', 'YYYY-MM-DD HH24') as hour, key_id as "keyId", path, requests::int as requests, cost_micros::bigint as cost
+      from usage_days where account_id = ${accountId} and requests <> 0`);
+  return resultRows<Cell>(rows).map((c) => ({ ...c, cost: Number(c.cost) })).sort(byCell);
+}
+
+/** The day cells, summed from the hour cells. */
+async function dayCellsFromHours(t: TestApp, accountId: string): Promise<Cell[]> {
+  const rows = await t.database.db.execute(sql`
+    select to_char(date_trunc('day', hour, 'UTC') at time zone 'UTC', 'YYYY-MM-DD HH24') as hour, key_id as "keyId", path,
+           sum(requests)::int as requests, sum(cost_micros)::bigint as cost
+      from usage_hours where account_id = ${accountId} group by 1, 2, 3 having sum(requests) <> 0`);
   return resultRows<Cell>(rows).map((c) => ({ ...c, cost: Number(c.cost) })).sort(byCell);
 }
 
@@ -52,7 +71,7 @@ async function cellsFromRows(t: TestApp, accountId: string): Promise<Cell[]> {
 /**
  * Moves usage rows in time, as a test that spreads its requests over days needs, and puts the account's
  * hourly cells back in step with its rows (the service keeps them in step as it writes rows; an
- * UPDATE behind its back does not).
+ * UPDATE behind its back does not). The day cells follow the hour cells by themselves (their trigger).
  */
 export async function redateUsage(t: TestApp, accountId: string, times: Array<[id: string, at: string]>) {
   const db = t.database.db;

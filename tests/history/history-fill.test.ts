@@ -57,7 +57,7 @@ describe('the history fill, in process', () => {
     for (const event of await listEvents(t.database.db)) {
       expect([event.id, await count(event.id, '1h'), await count(event.id, '1d'), await count(event.id, '1m')]).toEqual([event.id, 720, 30, 1440]);
     }
-  });
+  }, 120_000); // a month of candles for every event: ~13 s alone, several times that on a busy machine
 
   test('a whole window costs no backfill; a hole left by downtime is filled, for that event only; recorded candles stay', async () => {
     expect(await fillRecentHistory(t.services)).toEqual([]);

@@ -4,7 +4,8 @@
  * default pipeline limit the BEGIN that fills a connection's pipeline is not reserved (the
  * transaction fails with UNSAFE_TRANSACTION and its server-side transaction stays open under other
  * statements); db/client.ts lifts the limit. And a new connection whose array-type query fails (the
- * driver drops that promise) must not end the process. PostgreSQL only: PGlite has no pool.
+ * driver drops that promise) must not end the process. Its connections never JIT-compile. PostgreSQL
+ * only: PGlite has no pool.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
@@ -79,4 +80,15 @@ test.skipIf(!onPostgres)('new connections do not run the array-type query whose 
   const answers = await Promise.all(Array.from({ length: 8 }, read));
   for (const rows of answers) expect((rows as unknown as unknown[])[0]).toEqual({ words: ['a', 'b'], numbers: ['1', '2'] });
   await pool.close();
+});
+
+test.skipIf(!onPostgres)('every connection of the pool plans without JIT compilation (a mis-estimated statement would compile for longer than it runs)', async () => {
+  const client = postgresClient(database!.url!, 3);
+  try {
+    const settings = await Promise.all([1, 2, 3].map(() => client`select current_setting('jit') as jit, pg_backend_pid() as pid`.then((rows) => rows[0]!)));
+    expect(new Set(settings.map((s) => s.pid)).size).toBe(3);
+    expect(settings.map((s) => s.jit)).toEqual(['off', 'off', 'off']);
+  } finally {
+    await client.end({ timeout: 5 });
+  }
 });
