@@ -45,7 +45,7 @@ export const usageRouter = router({
         tags: ['Account and billing'],
         summary: 'Billed requests of the calling account, newest first',
         description:
-          'Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset, or with cursor (nextCursor: the same cost however deep); total counts the whole filtered set, from the account\'s running count and hourly totals, so its cost does not grow with the account\'s history. With a session: the signed-in account, billed like a key\'s call (its own row has keyId null).',
+          'Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset, or with cursor (nextCursor: the same cost however deep); total counts the whole filtered set, from the account\'s running count and its day and hour totals, so its cost does not grow with the account\'s history. With a session: the signed-in account, billed like a key\'s call (its own row has keyId null).',
       },
     })
     .input(

@@ -2,7 +2,7 @@
  * Reading an account's usage: a page of its rows, newest first, and totals and summaries over any
  * range. None of it grows with the account's history: a page is one walk of the account's
  * (created_at, id) index from the range's end or the cursor (unfiltered pages read at the same
- * moment share one statement: lib/batch-queue.ts), the unfiltered total is the account's
+ * moment share one statement: lib/batched-reads.ts), the unfiltered total is the account's
  * running count (accounts.usage_count), and a filtered total or a summary adds up the account's day
  * cells (usage_days) for the whole days of the range, its hour cells (usage_hours) for the other whole
  * hours, and counts rows only in its partial first and last hours (docs/decisions.md §4, "Reads that
@@ -10,10 +10,9 @@
  */
 import { and, eq, gte, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { preparedSql, resultRows } from '../../db/prepared.ts';
+import { resultRows } from '../../db/prepared.ts';
 import { usageRecords } from '../../db/schema.ts';
-import { isDatabaseUnavailable } from '../errors.ts';
-import { BatchQueue } from '../lib/batch-queue.ts';
+import { batchedRead } from '../lib/batched-reads.ts';
 import { cursorProblem, decodeCursor, keysetPage, type KeyPart } from '../lib/keyset-cursor.ts';
 
 export interface UsageFilter {
@@ -127,7 +126,7 @@ export async function listUsage(db: Db, input: UsageFilter & { limit: number; of
     // The hottest read of the usage routes: the page and the running total, in one statement shared
     // with the other unfiltered pages this process is reading at that moment.
     return pageOf(
-      await usagePages(db).add({
+      await usagePages.read(db, {
         account_id: input.accountId,
         lim: input.limit + 1,
         off: key ? 0 : (input.offset ?? 0),
@@ -201,27 +200,8 @@ const USAGE_PAGES_SQL = sql`
     ) p on true
    order by r.ord, p.created_at desc, p.id desc`;
 
-/** Pages in one statement, at most (a page of 10,000 rows is one of them). */
-const MAX_PAGES = 64;
-const pageQueues = new WeakMap<Db, BatchQueue<PageRequest, PageRow[]>>();
-
-function usagePages(db: Db): BatchQueue<PageRequest, PageRow[]> {
-  let queue = pageQueues.get(db);
-  if (!queue) {
-    const statement = preparedSql<PageRow>(db, 'usage_pages', USAGE_PAGES_SQL);
-    queue = new BatchQueue(
-      async (pages) => {
-        const rows = await statement.execute({ pages: JSON.stringify(pages.map((p, ord) => ({ ord, ...p }))) });
-        const byOrd: PageRow[][] = pages.map(() => []);
-        for (const row of rows) byOrd[Number(row.ord)]!.push(row);
-        return byOrd.map((value) => ({ value }));
-      },
-      { concurrent: 2, max: MAX_PAGES, failsEveryone: isDatabaseUnavailable },
-    );
-    pageQueues.set(db, queue);
-  }
-  return queue;
-}
+/** Pages in one statement, at most 64 (a page of 10,000 rows is one of them). */
+const usagePages = batchedRead<PageRequest, PageRow>('usage_pages', USAGE_PAGES_SQL, 64);
 
 /**
  * Requests and cost of the filtered usage, per UTC hour or day, per path and per key (with its name):

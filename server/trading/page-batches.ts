@@ -1,7 +1,7 @@
 /**
  * The unfiltered reads of a trading user's history and orders — a page of trades or orders,
  * newest first, with the user's running totals (trading_totals) — as one statement shared with the
- * other such pages this process reads at the same moment (lib/batch-queue.ts): one round trip and
+ * other such pages this process reads at the same moment (lib/batched-reads.ts): one round trip and
  * one prepared plan for a burst of requests, instead of two statements built per request, and each
  * page's rows as one JSON value. Each page
  * keeps the account and user filter every trading query carries: a page's rows are those of its own
@@ -10,10 +10,9 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { preparedSql, tableRows } from '../../db/prepared.ts';
+import { tableRows } from '../../db/prepared.ts';
 import { orders, trades } from '../../db/schema.ts';
-import { isDatabaseUnavailable } from '../errors.ts';
-import { BatchQueue } from '../lib/batch-queue.ts';
+import { batchedRead } from '../lib/batched-reads.ts';
 import type { OrderRow } from './ledger-writes.ts';
 import type { TradingUser } from './settings.ts';
 
@@ -37,7 +36,7 @@ interface TotalsColumns {
   tt_orders_rejected: string | number | null;
 }
 
-/** A page's one row: the totals, and its rows as the database's JSON (column names, timestamps as ISO text). */
+/** A page's one row (the left joins give every request one): the totals, and its rows as the database's JSON (column names, timestamps as ISO text). */
 type PageRow = TotalsColumns & { rows: Array<Record<string, unknown>> | string };
 
 const totalsColumns = sql.raw(`tt.trades as tt_trades, tt.volume_micros as tt_volume, tt.fees_micros as tt_fees, tt.realized_pnl_micros as tt_pnl,
@@ -75,28 +74,9 @@ const ORDER_PAGES_SQL = sql`
                limit r.lim offset r.off) x
     ) p on true`;
 
-/** Pages in one statement, at most (a page is at most 1,000 rows). */
-const MAX_PAGES = 32;
-const queues = new WeakMap<Db, Map<string, BatchQueue<PageRequest, PageRow>>>();
-
-function pagesOf(db: Db, name: 'trade_pages' | 'order_pages'): BatchQueue<PageRequest, PageRow> {
-  let byName = queues.get(db);
-  if (!byName) queues.set(db, (byName = new Map()));
-  let queue = byName.get(name);
-  if (!queue) {
-    const statement = preparedSql<PageRow>(db, name, name === 'trade_pages' ? TRADE_PAGES_SQL : ORDER_PAGES_SQL);
-    queue = new BatchQueue(
-      async (pages) => {
-        const rows = await statement.execute({ pages: JSON.stringify(pages.map((p, ord) => ({ ord, ...p }))) });
-        const byOrd = new Map(rows.map((row) => [Number(row.ord), row]));
-        return pages.map((_, ord) => ({ value: byOrd.get(ord)! }));
-      },
-      { concurrent: 2, max: MAX_PAGES, failsEveryone: isDatabaseUnavailable },
-    );
-    byName.set(name, queue);
-  }
-  return queue;
-}
+/** Pages in one statement, at most 32 (a page is at most 1,000 rows). */
+const tradePages = batchedRead<PageRequest, PageRow>('trade_pages', TRADE_PAGES_SQL, 32);
+const orderPages = batchedRead<PageRequest, PageRow>('order_pages', ORDER_PAGES_SQL, 32);
 
 const count = (v: string | number | null | undefined) => Number(v ?? 0);
 
@@ -111,7 +91,7 @@ function rowsOf<T extends typeof trades | typeof orders>(table: T, page: PageRow
 
 /** A page of the user's trades, newest first, and the user's running totals. */
 export async function unfilteredTradePage(db: Db, user: TradingUser, page: { limit: number; offset: number }) {
-  const t = await pagesOf(db, 'trade_pages').add({ account_id: user.accountId, user_id: user.userId, lim: page.limit, off: page.offset });
+  const t = (await tradePages.read(db, { account_id: user.accountId, user_id: user.userId, lim: page.limit, off: page.offset }))[0]!;
   return {
     rows: rowsOf(trades, t),
     summary: { totalTrades: count(t.tt_trades), volumeMicros: count(t.tt_volume), feesMicros: count(t.tt_fees), realizedPnlMicros: count(t.tt_pnl) },
@@ -120,6 +100,6 @@ export async function unfilteredTradePage(db: Db, user: TradingUser, page: { lim
 
 /** A page of all the user's orders, newest first, and how many orders the user has. */
 export async function unfilteredOrderPage(db: Db, user: TradingUser, page: { limit: number; offset: number }): Promise<{ rows: OrderRow[]; total: number }> {
-  const t = await pagesOf(db, 'order_pages').add({ account_id: user.accountId, user_id: user.userId, lim: page.limit, off: page.offset });
+  const t = (await orderPages.read(db, { account_id: user.accountId, user_id: user.userId, lim: page.limit, off: page.offset }))[0]!;
   return { rows: rowsOf(orders, t), total: count(t.tt_orders_pending) + count(t.tt_orders_matched) + count(t.tt_orders_cancelled) + count(t.tt_orders_rejected) };
 }

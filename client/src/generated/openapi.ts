@@ -155,7 +155,7 @@ export interface paths {
         };
         /**
          * Billed requests of the calling account, newest first
-         * @description Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset, or with cursor (nextCursor: the same cost however deep); total counts the whole filtered set, from the account's running count and hourly totals, so its cost does not grow with the account's history. With a session: the signed-in account, billed like a key's call (its own row has keyId null).
+         * @description Every billed request of the calling account (all its keys), newest first: path, method, key, time and cost. Filter by time range, key and path; page with limit and offset, or with cursor (nextCursor: the same cost however deep); total counts the whole filtered set, from the account's running count and its day and hour totals, so its cost does not grow with the account's history. With a session: the signed-in account, billed like a key's call (its own row has keyId null).
          *
          *     Needs a key with the scope `account:read` (usage, billing, balance history and webhooks (read)); without it, 403 FORBIDDEN, not charged. A session holds every scope.
          */
