@@ -3,7 +3,8 @@
  * change itself, so an event and its webhook deliveries commit with the change or not at all:
  *
  *   order.filled / order.rejected  an order's outcome applied (ledger-writes.ts applyOrderOutcome)
- *   position.opened / .closed      a position's status moved (ledger-writes.ts settleStatus, closeAsGone)
+ *   position.opened / .closed      a position's status moved (ledger-writes.ts settleStatus, closeAsGone;
+ *                                  a filled buy's: filled-buy.ts openFilledBuy)
  *   position.settled               its settlement written (settlement.ts recordSettlement)
  *   event.resolved                 an event resolved, voided or corrected (trading/resolution.ts)
  *   deposit.credited               a deposit credited (deposits/store.ts creditDeposit)
@@ -11,8 +12,8 @@
  *   balance.low                    balance-low.ts, a periodic check
  *
  * Writers inside a drizzle transaction call `emitAccountEvent` (server/notifications/emit.ts) through
- * the helpers here. Writers whose change is ONE statement (an order's outcome, a deposit's credit:
- * one round trip, on purpose) add `accountEventCtes` to that statement instead: the same rows as
+ * the helpers here. Writers whose change is ONE statement (an order's outcome, a filled buy's
+ * opening, a deposit's credit: one round trip, on purpose) add `accountEventCtes` to that statement instead: the same rows as
  * emitAccountEvent writes (event, one delivery per matching active webhook, the same delivery id and
  * body shape), as two more common table expressions.
  *
@@ -77,17 +78,19 @@ export function orderEventRows(eventId: SQL): SQL {
       from applied a join positions p on p.id = a.position_id`;
 }
 
+type PositionFigures = {
+  position: Pick<typeof positions.$inferSelect, 'id' | 'accountId' | 'userId' | 'eventId' | 'side' | 'status' | 'unitsMicros' | 'floorL' | 'floorS' | 'buyFailed' | 'closeReason'>;
+  bands: Pick<typeof positionBands.$inferSelect, 'targetMicros' | 'boughtMicros' | 'sharesMicros' | 'costMicros' | 'entryCostMicros'>[];
+  realizedPnlMicros: number;
+};
+
 /**
- * position.opened / position.closed for a position whose status this transaction just changed. The
+ * position.opened / position.closed for a position whose status just changed, as `record` holds it. The
  * numbers are the position list's (trading/answers.ts): size in units held, cost basis, entry price per unit,
  * realised P&L so far; `closeReason` on a close: `sold`, `tokens-gone` (positions/sync) or `buy-failed`
  * (a buy that did not fill every band, unwound).
  */
-export async function emitPositionStatus(
-  tx: Db,
-  record: { position: typeof positions.$inferSelect; bands: (typeof positionBands.$inferSelect)[]; realizedPnlMicros: number },
-  type: 'position.opened' | 'position.closed',
-): Promise<void> {
+export function positionStatusData(record: PositionFigures, type: 'position.opened' | 'position.closed'): Record<string, unknown> {
   const { position, bands } = record;
   const sum = (pick: (b: (typeof bands)[number]) => number) => bands.reduce((s, b) => s + pick(b), 0);
   const target = sum((b) => b.targetMicros);
@@ -107,7 +110,13 @@ export async function emitPositionStatus(
     floorS: position.floorS,
   };
   if (type === 'position.closed') data.closeReason = position.buyFailed ? 'buy-failed' : (position.closeReason ?? 'sold');
-  await emitAccountEvent(tx, { accountId: position.accountId, userId: position.userId, type, data });
+  return data;
+}
+
+/** position.opened / position.closed written in the transaction that moved the position's status. */
+export async function emitPositionStatus(tx: Db, record: PositionFigures, type: 'position.opened' | 'position.closed'): Promise<void> {
+  const { position } = record;
+  await emitAccountEvent(tx, { accountId: position.accountId, userId: position.userId, type, data: positionStatusData(record, type) });
 }
 
 export interface SettledPosition {

@@ -18,7 +18,9 @@ import { sizeBuy, weightsFor, type BuyPlan, type EventToken, type Floors, type S
 import { isLadder, tokenHolding } from '../events/tokens.ts';
 import { openCredentials } from './credentials.ts';
 import { executionOf, freshBooks, placeAll, settlePosition, type Execution } from './execution.ts';
-import { loadPosition, recordBuyIntent, type OrderRow, type PositionRow } from './ledger-writes.ts';
+import { loadPosition, recordBuyIntent, type BuyIntent, type OrderRow, type PositionRow } from './ledger-writes.ts';
+import { openFilledBuy } from './filled-buy.ts';
+import { errorMessage } from '../lib/error-message.ts';
 import { getSettings, type Settings, type TradingUser } from './settings.ts';
 import { callVenue } from './venue-calls.ts';
 import { operationOrder } from './answers.ts';
@@ -137,17 +139,24 @@ export async function buy(services: TradingHandles, user: TradingUser, request: 
   }
 
   const positionId = newId('pos');
-  const { operationId, orders } = await recordBuyIntent(execution.db, user, {
+  const intent: BuyIntent = {
     position: { id: positionId, eventId: event.id, side: request.side, ...floors, unitsMicros: plan.unitsMicros },
     // A record per token, at the token's index (a band's index for a band event: valuation/ladder.ts).
     bands: plan.bands.map((b) => ({ bandIndex: tokens[b.bandIndex]!.index, bandId: tokens[b.bandIndex]!.id, targetMicros: b.shares })),
     orders: plan.bands
       .filter((b) => b.shares > 0)
       .map((b) => ({ bandIndex: tokens[b.bandIndex]!.index, bandId: tokens[b.bandIndex]!.id, side: 'BUY' as const, requestedMicros: b.shares, limitPriceMicros: b.worstPrice })),
-  });
+  };
+  const { operationId, orders } = await recordBuyIntent(execution.db, user, intent);
   await hooks.onIntent?.(positionId, operationId);
 
-  await placeAll(execution, credentials, orders);
+  const placed = await placeAll(execution, credentials, orders);
+  // Every order filled (almost every buy): opened in one statement. Anything else, the general way.
+  const opened = await openFilledBuy(execution.db, user, intent, orders, placed).catch((error) => {
+    execution.logger.warn('filled buy not opened in one statement; settling it the general way', { positionId, error: errorMessage(error) });
+    return null;
+  });
+  if (opened) return buyResult(opened.position, opened.orders, request.amountMicros);
   await settlePosition(execution, credentials, positionId).catch((error) => execution.logger.warn('position not settled; left for orders/sync', { positionId, error: String(error.message) }));
 
   return buyOutcome(execution.db, positionId, request.amountMicros);

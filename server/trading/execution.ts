@@ -89,12 +89,19 @@ async function sendOrder(execution: Execution, credentials: VenueCredentials, or
  * Sends the recorded orders (all at once) and applies the outcomes the venue reported, together: one
  * statement for the orders of a buy or a sale (applyOrderOutcomes).
  */
-export async function placeAll(execution: Execution, credentials: VenueCredentials, orders: (OrderRow & { refusedLocally?: string })[]) {
+export async function placeAll(execution: Execution, credentials: VenueCredentials, orders: (OrderRow & { refusedLocally?: string })[]): Promise<PlacedOrders> {
   const outcomes = await Promise.all(orders.map((o) => sendOrder(execution, credentials, o)));
-  await applyOrderOutcomes(
+  const applied = await applyOrderOutcomes(
     execution.db,
     orders.flatMap((order, i) => (outcomes[i] ? [{ order, outcome: outcomes[i] }] : [])),
   );
+  return { outcomes, applied };
+}
+
+/** What placeAll learnt: each order's outcome (null: unknown, left PENDING), and the ids of the orders whose outcome it applied. */
+export interface PlacedOrders {
+  outcomes: (OrderOutcome | null)[];
+  applied: Set<string>;
 }
 
 export interface PlannedSale {

@@ -385,15 +385,30 @@ export interface PositionRecord {
 
 /** The position's whole record, read by one statement (it was three, and a fourth for the P&L). */
 export async function loadPosition(db: Db, positionId: string): Promise<PositionRecord> {
-  const [row] = await preparedSql<{ position: unknown; bands: unknown; orders: unknown; realized: string | number | null }>(db, 'load_position', LOAD_POSITION_SQL).execute({ positionId });
+  const [row] = await preparedSql<PositionRecordJson>(db, 'load_position', LOAD_POSITION_SQL).execute({ positionId });
+  const record = row && positionRecordOf(row);
+  if (!record) throw new Error(`position ${positionId} vanished`);
+  return record;
+}
+
+/** A position record as a statement returns it: the rows as JSON (`to_jsonb`), the realised P&L. */
+export interface PositionRecordJson {
+  position: unknown;
+  bands: unknown;
+  orders: unknown;
+  realized: string | number | null;
+}
+
+/** The record a PositionRecordJson holds (null when its position is null). */
+export function positionRecordOf(row: PositionRecordJson): PositionRecord | null {
   const json = <T>(value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as T;
-  const position = json<Record<string, unknown> | null>(row?.position);
-  if (!position) throw new Error(`position ${positionId} vanished`);
+  const position = json<Record<string, unknown> | null>(row.position);
+  if (!position) return null;
   return {
     position: tableRows(positions, [position])[0]!,
-    bands: tableRows(positionBands, json(row!.bands)),
-    orders: tableRows(orders, json(row!.orders)),
-    realizedPnlMicros: Number(row!.realized ?? 0),
+    bands: tableRows(positionBands, json(row.bands)),
+    orders: tableRows(orders, json(row.orders)),
+    realizedPnlMicros: Number(row.realized ?? 0),
   };
 }
 

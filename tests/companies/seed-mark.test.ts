@@ -21,6 +21,8 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 const skipped = { inserted: 0, updated: 0, skipped: expect.any(String) };
+/** A comparison of every seed record takes ~10 s of a core; a test here runs up to two, on a busy machine. */
+const COMPARES = 120_000;
 
 test('a seeded database holds the mark of this build, and seeding it again skips the comparison', async () => {
   expect(await readSeedMark(database.db)).toEqual({ build, version: await datasetVersion(database.db) });
@@ -33,11 +35,11 @@ test('after an import changed a seed record, the seed compares again, puts the r
   expect(await companiesSeed.run(database.db)).toEqual({ inserted: 0, updated: 1 });
   expect(await readSeedMark(database.db)).toEqual({ build, version: await datasetVersion(database.db) });
   expect(await companiesSeed.run(database.db)).toEqual(skipped);
-});
+}, COMPARES);
 
 test('force compares every record even when the mark matches', async () => {
   expect(await companiesSeed.run(database.db, { force: true })).toEqual({ inserted: 0, updated: 0 });
-});
+}, COMPARES);
 
 test('a mark of another build, or none, makes the seed compare', async () => {
   const version = await datasetVersion(database.db);
@@ -48,4 +50,4 @@ test('a mark of another build, or none, makes the seed compare', async () => {
   expect(await readSeedMark(database.db)).toBeNull();
   expect(await companiesSeed.run(database.db)).toEqual({ inserted: 0, updated: 0 });
   expect(await companiesSeed.run(database.db)).toEqual(skipped);
-});
+}, COMPARES);

@@ -40,7 +40,29 @@ async function admin<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Drops the databases left by test processes that are gone (their pid is in the name): a parallel
+ * worker's template outlives its files (below), and a killed run leaves its databases behind.
+ */
+async function dropOrphans() {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  await admin(async (sql) => {
+    const rows = await sql<{ datname: string }[]>`select datname from pg_database where datname ~ '^pipo_(tpl|t)_[0-9]+_'`;
+    for (const { datname } of rows) {
+      if (!alive(Number(datname.split('_')[2]))) await sql.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    }
+  });
+}
+
 async function makePostgresTemplate(): Promise<string> {
+  await dropOrphans();
   const name = `pipo_tpl_${runTag}`;
   await admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`));
   const db = await openDatabase({ kind: 'postgres', url: urlFor(name), poolSize: 1 });
@@ -80,9 +102,16 @@ export async function freshDatabase(): Promise<TestDatabase> {
   return openDatabase({ kind: 'pglite', client });
 }
 
-/** Drops the per-process PostgreSQL template; called once after all tests (tests/harness/preload.ts). */
+/**
+ * A worker of `bun test --parallel` runs many files in one process and calls the preload's afterAll
+ * after each of them, and is killed at the end without an exit event: its template stays for its
+ * life, and the next run's first template drops it (dropOrphans).
+ */
+const parallelWorker = process.env.BUN_TEST_WORKER_ID !== undefined;
+
+/** Drops the per-process PostgreSQL template; called after all tests (tests/harness/preload.ts), not in a parallel worker. */
 export async function dropTemplates() {
-  if (!postgresTemplate) return;
+  if (!postgresTemplate || parallelWorker) return;
   const name = await postgresTemplate;
   await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 }
