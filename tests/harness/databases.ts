@@ -20,6 +20,13 @@ async function prepareTemplate(database: Database) {
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL || undefined;
 export const engine: 'postgres' | 'pglite' = testDatabaseUrl ? 'postgres' : 'pglite';
 
+/**
+ * A worker of `bun test --parallel` runs many files in one process and calls the preload's afterAll
+ * after each of them, and is killed at the end without an exit event: its template stays for its
+ * life, and the next run's first template drops it (dropOrphans).
+ */
+const parallelWorker = process.env.BUN_TEST_WORKER_ID !== undefined;
+
 const runTag = `${process.pid}_${Date.now().toString(36)}`;
 let pgliteTemplate: Promise<PGlite> | undefined;
 let postgresTemplate: Promise<string> | undefined;
@@ -76,12 +83,29 @@ export interface TestDatabase extends Database {
   url?: string;
 }
 
+/** This process's template, made on first use (a clone of it is every test file's database). */
+function template(): Promise<string | PGlite> {
+  if (testDatabaseUrl) return (postgresTemplate ??= makePostgresTemplate());
+  return (pgliteTemplate ??= (async () => {
+    const template = new PGlite({ extensions: { pg_trgm } });
+    await prepareTemplate(await openDatabase({ kind: 'pglite', client: template }));
+    return template;
+  })());
+}
+
+/**
+ * Makes the template before the first file of a parallel worker (tests/harness/preload.ts): made by
+ * that file's first hook, it took the hook's 30 s on a machine where the other worker made its own.
+ */
+export async function prepareTemplateInWorker() {
+  if (parallelWorker) await template();
+}
+
 export async function freshDatabase(): Promise<TestDatabase> {
   if (testDatabaseUrl) {
-    postgresTemplate ??= makePostgresTemplate();
-    const template = await postgresTemplate;
+    const source = (await template()) as string;
     const name = `pipo_t_${runTag}_${++counter}`;
-    await admin((sql) => sql.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+    await admin((sql) => sql.unsafe(`CREATE DATABASE ${name} TEMPLATE ${source}`));
     const url = urlFor(name);
     const database = await openDatabase({ kind: 'postgres', url, poolSize: 10 });
     return {
@@ -93,21 +117,9 @@ export async function freshDatabase(): Promise<TestDatabase> {
       },
     };
   }
-  pgliteTemplate ??= (async () => {
-    const template = new PGlite({ extensions: { pg_trgm } });
-    await prepareTemplate(await openDatabase({ kind: 'pglite', client: template }));
-    return template;
-  })();
-  const client = (await (await pgliteTemplate).clone()) as PGlite;
+  const client = (await ((await template()) as PGlite).clone()) as PGlite;
   return openDatabase({ kind: 'pglite', client });
 }
-
-/**
- * A worker of `bun test --parallel` runs many files in one process and calls the preload's afterAll
- * after each of them, and is killed at the end without an exit event: its template stays for its
- * life, and the next run's first template drops it (dropOrphans).
- */
-const parallelWorker = process.env.BUN_TEST_WORKER_ID !== undefined;
 
 /** Drops the per-process PostgreSQL template; called after all tests (tests/harness/preload.ts), not in a parallel worker. */
 export async function dropTemplates() {

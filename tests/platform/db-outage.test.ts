@@ -90,7 +90,11 @@ test.if(run)('requests fail fast with 503 while PostgreSQL is down, and the app 
   let recovered = false;
   let readyMs = NaN;
   try {
+    // The cut comes once the load runs: a fixed 500 ms was not enough on a machine busy with another
+    // test worker (no billed request had finished). Up to 15 s, then the expectation below says why.
+    const running = Date.now() + 15_000;
     await Bun.sleep(500);
+    while (Date.now() < running && outcomes.filter((o) => o.billed && o.status === 200).length <= 20) await Bun.sleep(50);
     proxy.cut();
     phase = 'down';
     await Bun.sleep(300); // let requests in flight at the cut finish failing
